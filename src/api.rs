@@ -1,0 +1,344 @@
+//! API handlers: one JSON request in, one JSON answer out. Shared by the server and by
+//! `query`, so both answer the same.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::rc::Rc;
+
+use serde_json::{Map, Value, json};
+
+use crate::libs::LibList;
+use crate::profile::ProfileFile;
+use crate::resolve::{LoadError, Module, Symbolized};
+use crate::store::SymbolStore;
+
+/// A request that cannot be answered; `status` is the HTTP status to send.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: u16,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: 400,
+            message: message.into(),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({ "error": self.message })
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.status)
+    }
+}
+
+pub struct Api {
+    pub store: SymbolStore,
+    profile: Option<ProfileFile>,
+    libs: Option<LibList>,
+    quiet: bool,
+}
+
+impl Api {
+    pub fn new(store: SymbolStore, profile: Option<ProfileFile>, quiet: bool) -> Api {
+        Api {
+            store,
+            profile,
+            libs: None,
+            quiet,
+        }
+    }
+
+    /// The profile's libraries, parsed on first use and kept.
+    pub fn libs(&mut self) -> &LibList {
+        if self.libs.is_none() {
+            let libs = match &self.profile {
+                None => Vec::new(),
+                Some(p) => match p.read_libs() {
+                    Ok(libs) => libs,
+                    Err(e) => {
+                        eprintln!("warning: {e}; symbolicating without the profile's library hints");
+                        Vec::new()
+                    }
+                },
+            };
+            let list = LibList::new(libs);
+            if !self.quiet {
+                eprintln!("Found {} libraries with debug IDs in the profile.", list.len());
+            }
+            self.libs = Some(list);
+        }
+        self.libs.get_or_insert_with(LibList::default)
+    }
+
+    /// Answers `POST <path>` with `body`.
+    pub fn handle(&mut self, path: &str, body: &[u8]) -> Result<Value, ApiError> {
+        match path {
+            "/symbolicate/v5" => {
+                let request: Value = serde_json::from_slice(body)
+                    .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
+                let jobs = parse_symbolicate_request(&request)?;
+                Ok(self.symbolicate(&jobs))
+            }
+            "/source/v1" | "/asm/v1" => {
+                serde_json::from_slice::<Value>(body)
+                    .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
+                Ok(json!({ "error": format!("{path} is not supported yet by this server") }))
+            }
+            _ => Err(ApiError {
+                status: 404,
+                message: format!("unknown API path {path}"),
+            }),
+        }
+    }
+
+    fn symbolicate(&mut self, jobs: &[Job]) -> Value {
+        // One sorted pass per module over every address of every job.
+        let mut wanted: BTreeMap<(&str, &str), BTreeSet<u64>> = BTreeMap::new();
+        for job in jobs {
+            for stack in &job.stacks {
+                for &(index, offset) in stack {
+                    if let Some((name, id)) = index.map(|i| &job.memory_map[i]) {
+                        wanted.entry((name, id)).or_default().insert(offset);
+                    }
+                }
+            }
+        }
+        let mut answers: HashMap<(&str, &str), ModuleAnswer> = HashMap::new();
+        for ((name, id), offsets) in wanted {
+            let lib = self.libs().find(name, id).cloned();
+            let answer = match self.store.module(name, id, lib.as_ref()) {
+                Ok(module) => {
+                    let offsets: Vec<u64> = offsets.into_iter().collect();
+                    let results = module.lookup_sorted(&offsets);
+                    ModuleAnswer::Found {
+                        _module: module,
+                        by_offset: offsets.into_iter().zip(results).collect(),
+                    }
+                }
+                Err(errors) => ModuleAnswer::Missing(errors),
+            };
+            answers.insert((name, id), answer);
+        }
+        let results: Vec<Value> = jobs.iter().map(|job| job_result(job, &answers)).collect();
+        json!({ "results": results })
+    }
+}
+
+enum ModuleAnswer {
+    Found {
+        // Kept so the module outlives its answers even if the cache evicts it meanwhile.
+        _module: Rc<Module>,
+        by_offset: HashMap<u64, Option<Symbolized>>,
+    },
+    Missing(Vec<LoadError>),
+}
+
+fn hex(v: u64) -> String {
+    format!("{v:#x}")
+}
+
+fn frame_json(index: usize, offset: u64, module: Option<&str>, sym: Option<&Symbolized>) -> Value {
+    let mut f = Map::new();
+    f.insert("frame".into(), index.into());
+    f.insert("module_offset".into(), hex(offset).into());
+    if let Some(module) = module {
+        f.insert("module".into(), module.into());
+    }
+    if let Some(s) = sym {
+        f.insert("function".into(), s.function.clone().into());
+        f.insert("function_offset".into(), hex(s.function_offset).into());
+        if let Some(size) = s.function_size {
+            f.insert("function_size".into(), hex(size).into());
+        }
+        if let Some(file) = &s.file {
+            f.insert("file".into(), file.clone().into());
+        }
+        if let Some(line) = s.line {
+            f.insert("line".into(), line.into());
+        }
+        if !s.inlines.is_empty() {
+            let inlines: Vec<Value> = s
+                .inlines
+                .iter()
+                .map(|i| {
+                    let mut o = Map::new();
+                    // The front-end needs a name for every frame.
+                    o.insert(
+                        "function".into(),
+                        i.function.clone().unwrap_or_else(|| "??".into()).into(),
+                    );
+                    if let Some(file) = &i.file {
+                        o.insert("file".into(), file.clone().into());
+                    }
+                    if let Some(line) = i.line {
+                        o.insert("line".into(), line.into());
+                    }
+                    Value::Object(o)
+                })
+                .collect();
+            f.insert("inlines".into(), inlines.into());
+        }
+    }
+    Value::Object(f)
+}
+
+fn job_result(job: &Job, answers: &HashMap<(&str, &str), ModuleAnswer>) -> Value {
+    let mut found = Map::new();
+    let mut errors = Map::new();
+    let stacks: Vec<Value> = job
+        .stacks
+        .iter()
+        .map(|stack| {
+            let frames: Vec<Value> = stack
+                .iter()
+                .enumerate()
+                .map(|(i, &(index, offset))| {
+                    let Some((name, id)) = index.map(|m| &job.memory_map[m]) else {
+                        return frame_json(i, offset, None, None);
+                    };
+                    let key = format!("{name}/{id}");
+                    let sym = match answers.get(&(name.as_str(), id.as_str())) {
+                        Some(ModuleAnswer::Found { by_offset, .. }) => {
+                            found.insert(key, true.into());
+                            by_offset.get(&offset).and_then(Option::as_ref)
+                        }
+                        Some(ModuleAnswer::Missing(errs)) => {
+                            found.insert(key.clone(), false.into());
+                            errors.entry(key).or_insert_with(|| {
+                                errs.iter()
+                                    .map(|e| json!({ "name": e.kind, "message": e.message }))
+                                    .collect::<Vec<_>>()
+                                    .into()
+                            });
+                            None
+                        }
+                        None => None,
+                    };
+                    frame_json(i, offset, Some(name), sym)
+                })
+                .collect();
+            Value::Array(frames)
+        })
+        .collect();
+    let mut result = Map::new();
+    result.insert("stacks".into(), stacks.into());
+    result.insert("found_modules".into(), found.into());
+    if !errors.is_empty() {
+        result.insert("module_errors".into(), errors.into());
+    }
+    Value::Object(result)
+}
+
+/// One job of a `/symbolicate/v5` request, checked.
+#[derive(Debug)]
+pub struct Job {
+    pub memory_map: Vec<(String, String)>,
+    /// (index into `memory_map`, or `None` for index -1; module offset)
+    pub stacks: Vec<Vec<(Option<usize>, u64)>>,
+}
+
+/// `{"jobs": [...]}` or a bare job; every field checked, errors name the field.
+pub fn parse_symbolicate_request(v: &Value) -> Result<Vec<Job>, ApiError> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| ApiError::bad_request("the request must be a JSON object"))?;
+    match obj.get("jobs") {
+        Some(Value::Array(jobs)) => jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| parse_job(j, &format!("jobs[{i}]")))
+            .collect(),
+        Some(_) => Err(ApiError::bad_request("'jobs' must be an array")),
+        None => Ok(vec![parse_job(v, "request")?]),
+    }
+}
+
+fn parse_job(v: &Value, at: &str) -> Result<Job, ApiError> {
+    let bad = |m: String| ApiError::bad_request(m);
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad(format!("{at}: a job must be an object")))?;
+    let map = obj
+        .get("memoryMap")
+        .ok_or_else(|| bad(format!("{at}: missing 'memoryMap'")))?
+        .as_array()
+        .ok_or_else(|| bad(format!("{at}.memoryMap: must be an array")))?;
+    let mut memory_map = Vec::with_capacity(map.len());
+    for (i, m) in map.iter().enumerate() {
+        let pair = m.as_array().filter(|a| a.len() == 2);
+        let (name, id) = match pair.map(|a| (a[0].as_str(), a[1].as_str())) {
+            Some((Some(n), Some(id))) => (n, id),
+            _ => {
+                return Err(bad(format!(
+                    "{at}.memoryMap[{i}]: must be [debugName, breakpadId] (two strings)"
+                )));
+            }
+        };
+        memory_map.push((name.to_string(), id.to_string()));
+    }
+    let stacks_v = obj
+        .get("stacks")
+        .ok_or_else(|| bad(format!("{at}: missing 'stacks'")))?
+        .as_array()
+        .ok_or_else(|| bad(format!("{at}.stacks: must be an array")))?;
+    let mut stacks = Vec::with_capacity(stacks_v.len());
+    for (s, stack) in stacks_v.iter().enumerate() {
+        let frames = stack
+            .as_array()
+            .ok_or_else(|| bad(format!("{at}.stacks[{s}]: must be an array of frames")))?;
+        let mut out = Vec::with_capacity(frames.len());
+        for (f, frame) in frames.iter().enumerate() {
+            let here = format!("{at}.stacks[{s}][{f}]");
+            let pair = frame
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .ok_or_else(|| bad(format!("{here}: must be [moduleIndex, moduleOffset]")))?;
+            let index = pair[0]
+                .as_i64()
+                .ok_or_else(|| bad(format!("{here}: moduleIndex must be an integer")))?;
+            let index = match index {
+                -1 => None,
+                i if i >= 0 && (i as u64) < memory_map.len() as u64 => Some(i as usize),
+                i => {
+                    return Err(bad(format!(
+                        "{here}: moduleIndex {i} is past the memoryMap ({} entries)",
+                        memory_map.len()
+                    )));
+                }
+            };
+            let offset = pair[1].as_u64().ok_or_else(|| {
+                bad(format!(
+                    "{here}: moduleOffset must be a non-negative integer, got {}",
+                    pair[1]
+                ))
+            })?;
+            out.push((index, offset));
+        }
+        stacks.push(out);
+    }
+    Ok(Job { memory_map, stacks })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_errors_name_the_field() {
+        let err = |v: Value| parse_symbolicate_request(&v).unwrap_err().message;
+        assert!(err(json!({"stacks": []})).contains("memoryMap"));
+        assert!(err(json!({"memoryMap": [["a","B0"]], "stacks": [[[1, 2]]]})).contains("past the memoryMap"));
+        assert!(err(json!({"memoryMap": [["a","B0"]], "stacks": [[[0, "0x2"]]]})).contains("moduleOffset"));
+        assert!(err(json!({"memoryMap": [["a","B0"]], "stacks": [[[0, -2]]]})).contains("moduleOffset"));
+        assert!(err(json!([1])).contains("object"));
+        let jobs = parse_symbolicate_request(&json!({"jobs": [{"memoryMap": [["a","B0"]], "stacks": [[[0, 5], [-1, 7]]]}]})).unwrap();
+        assert_eq!(jobs[0].stacks[0], vec![(Some(0), 5), (None, 7)]);
+    }
+}

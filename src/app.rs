@@ -1,0 +1,135 @@
+//! Runs one mode of the command line; returns the process exit code.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::api::Api;
+use crate::cli::{Command, HELP, Invocation, SymbolOptions};
+use crate::profile::ProfileFile;
+use crate::server::Server;
+use crate::store::SymbolStore;
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAILURE: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+fn warn_unsupported(opts: &SymbolOptions) {
+    let mut unsupported = Vec::new();
+    if !opts.breakpad_symbol_dirs.is_empty() {
+        unsupported.push("--breakpad-symbol-dir");
+    }
+    if !opts.symbols_zips.is_empty() {
+        unsupported.push("--symbols-zip");
+    }
+    if opts.windows_symbol_path.is_some() {
+        unsupported.push("--windows-symbol-path");
+    }
+    for opt in unsupported {
+        eprintln!("warning: {opt} is not supported yet; ignored");
+    }
+}
+
+pub fn run(inv: Invocation) -> i32 {
+    let Invocation { command, symbols } = inv;
+    match command {
+        Command::Help => {
+            print!("{HELP}");
+            EXIT_OK
+        }
+        Command::Version => {
+            println!("profiler-symbol-server {}", env!("CARGO_PKG_VERSION"));
+            EXIT_OK
+        }
+        Command::Load { profile, server } => {
+            warn_unsupported(&symbols);
+            let profile = match profile.as_deref().map(ProfileFile::open).transpose() {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_FAILURE;
+                }
+            };
+            let quiet = symbols.quiet;
+            let api = Api::new(SymbolStore::new(symbols), profile.clone(), quiet);
+            let srv = match Server::start(&server, profile, api) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_FAILURE;
+                }
+            };
+            // The URL goes out before anything about symbols is read, so the profile
+            // shows at once.
+            let url = srv.profiler_url();
+            if !quiet {
+                eprintln!("Local server listening at http://{}", srv.local_addr());
+            }
+            if server.no_open {
+                println!("{url}");
+                let _ = std::io::stdout().flush();
+            } else {
+                if !quiet {
+                    eprintln!("Opening {url}");
+                }
+                if let Err(e) = crate::server::open_browser(&url) {
+                    eprintln!("warning: could not open a browser ({e}); open this URL: {url}");
+                }
+            }
+            if !quiet {
+                eprintln!("Press Ctrl-C to stop.");
+            }
+            srv.run();
+            EXIT_OK
+        }
+        Command::Query { api_path, request } => {
+            warn_unsupported(&symbols);
+            let body = match read_request(request.as_deref()) {
+                Ok(b) => b,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_FAILURE;
+                }
+            };
+            let quiet = symbols.quiet;
+            let mut api = Api::new(SymbolStore::new(symbols), None, quiet);
+            let path = if api_path.starts_with('/') {
+                api_path
+            } else {
+                format!("/{api_path}")
+            };
+            let (code, value) = match api.handle(&path, &body) {
+                Ok(v) => (EXIT_OK, v),
+                Err(e) => {
+                    eprintln!("error: {}", e.message);
+                    (EXIT_FAILURE, e.to_json())
+                }
+            };
+            let mut out = std::io::stdout().lock();
+            let written = serde_json::to_writer(&mut out, &value)
+                .map_err(std::io::Error::from)
+                .and_then(|()| writeln!(out));
+            if let Err(e) = written {
+                eprintln!("error: writing the answer to stdout: {e}");
+                return EXIT_FAILURE;
+            }
+            code
+        }
+        Command::Symbolicate { .. } => {
+            eprintln!("error: `symbolicate` is not supported yet");
+            EXIT_FAILURE
+        }
+    }
+}
+
+fn read_request(path: Option<&Path>) -> Result<Vec<u8>, String> {
+    match path {
+        Some(p) => std::fs::read(p).map_err(|e| format!("request file {}: {e}", p.display())),
+        None => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| format!("reading the request from stdin: {e}"))?;
+            Ok(buf)
+        }
+    }
+}

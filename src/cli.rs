@@ -1,0 +1,329 @@
+//! Command line: turns `argv` into a [`Command`] and the [`Options`] every mode shares.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+pub const HELP: &str = "\
+profiler-symbol-server: open a Gecko profile in the Firefox Profiler and symbolicate it
+from local debug information.
+
+USAGE:
+    profiler-symbol-server [load] [OPTIONS] [PROFILE]
+        Serve PROFILE on a local HTTP server and open the profiler on it. The profile shows
+        at once; function names, file/line and inline frames are filled in as the profiler
+        asks. Without PROFILE the server runs as a symbol server only.
+    profiler-symbol-server symbolicate [OPTIONS] PROFILE -o OUT [--sidecar[=PATH]]
+        CI mode: no server, no browser. (Not supported yet.)
+    profiler-symbol-server query [OPTIONS] API-PATH [REQUEST.json]
+        Answer one API request (e.g. /symbolicate/v5) on stdout, exactly as the server
+        would. Reads the request from standard input when no file is given.
+
+PROFILE is a Gecko profile or a processed profile, plain or gzipped JSON.
+
+SYMBOL OPTIONS (all modes):
+    --symbol-dir DIR            Search DIR for <debugName> and <name>. Repeatable.
+    --breakpad-symbol-dir DIR   Breakpad store <debugName>/<ID>/<name>.sym. Repeatable.
+                                (Not supported yet: accepted and ignored.)
+    --symbols-zip ZIP           A zipped Breakpad store, read in place. Repeatable.
+                                (Not supported yet: accepted and ignored.)
+    --windows-symbol-path PATH  Local symstore directories, _NT_SYMBOL_PATH syntax.
+                                (Not supported yet: accepted and ignored.)
+    -v, --verbose               Log every candidate debug file tried, and why it was
+                                rejected, on stderr.
+    -q, --quiet                 Print only errors (and, with --no-open, the URL).
+
+SERVER OPTIONS (load):
+    -n, --no-open               Do not open a browser; print the profiler URL as the only
+                                line on stdout.
+    -P, --port N|N+             Port to listen on. N+ tries N upwards and takes the first
+                                free one; N means exactly N; 0 means any free port.
+                                [default: 3000+]
+    --address IP                Address to bind. [default: 127.0.0.1]
+    --profiler-url URL          Front-end to open. [default: $PROFILER_URL, else
+                                https://profiler.firefox.com]
+
+SYMBOLICATE OPTIONS:
+    -o, --output OUT            Where to write the symbolicated profile (.gz: gzipped).
+    --sidecar[=PATH]            Also write a .syms.json sidecar.
+
+OTHER:
+    -h, --help                  Print this help.
+    -V, --version               Print the version.
+
+EXIT CODES:
+    0 success, 1 runtime failure (unreadable file, port taken), 2 usage error.
+";
+
+/// A usage error: the message names the option or argument at fault. Exit code 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl From<lexopt::Error> for UsageError {
+    fn from(e: lexopt::Error) -> Self {
+        UsageError(e.to_string())
+    }
+}
+
+/// Which ports to try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortSpec {
+    /// Exactly this port (0: any free port).
+    Exact(u16),
+    /// This port or the first free one above it.
+    From(u16),
+}
+
+/// Where debug information is looked for, shared by every mode.
+#[derive(Debug, Clone, Default)]
+pub struct SymbolOptions {
+    pub symbol_dirs: Vec<PathBuf>,
+    pub breakpad_symbol_dirs: Vec<PathBuf>,
+    pub symbols_zips: Vec<PathBuf>,
+    pub windows_symbol_path: Option<String>,
+    pub verbose: bool,
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    pub no_open: bool,
+    pub port: PortSpec,
+    pub address: IpAddr,
+    pub profiler_url: String,
+}
+
+#[derive(Debug)]
+pub enum Command {
+    Load {
+        profile: Option<PathBuf>,
+        server: ServerOptions,
+    },
+    Symbolicate {
+        profile: PathBuf,
+        output: Option<PathBuf>,
+        sidecar: Option<Option<PathBuf>>,
+    },
+    Query {
+        api_path: String,
+        request: Option<PathBuf>,
+    },
+    Help,
+    Version,
+}
+
+#[derive(Debug)]
+pub struct Invocation {
+    pub command: Command,
+    pub symbols: SymbolOptions,
+}
+
+#[derive(PartialEq)]
+enum Mode {
+    Load,
+    Symbolicate,
+    Query,
+}
+
+pub fn parse_port(s: &str) -> Result<PortSpec, UsageError> {
+    let bad = || UsageError(format!("--port: '{s}' is not a port (expected N, N+ or 0)"));
+    match s.strip_suffix('+') {
+        Some(n) => n.parse().map(PortSpec::From).map_err(|_| bad()),
+        None => s.parse().map(PortSpec::Exact).map_err(|_| bad()),
+    }
+}
+
+fn string(v: OsString, opt: &str) -> Result<String, UsageError> {
+    v.into_string()
+        .map_err(|v| UsageError(format!("{opt}: '{}' is not valid UTF-8", v.to_string_lossy())))
+}
+
+/// Parses the arguments after the program name. `profiler_url_env` is `$PROFILER_URL`.
+pub fn parse<I>(args: I, profiler_url_env: Option<String>) -> Result<Invocation, UsageError>
+where
+    I: IntoIterator<Item = OsString>,
+{
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut mode: Option<Mode> = None;
+    let mut positionals: Vec<OsString> = Vec::new();
+    let mut symbols = SymbolOptions::default();
+    let mut no_open = false;
+    let mut port = PortSpec::From(3000);
+    let mut address: IpAddr = IpAddr::from([127, 0, 0, 1]);
+    let mut profiler_url = profiler_url_env
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "https://profiler.firefox.com".to_string());
+    let mut output: Option<PathBuf> = None;
+    let mut sidecar: Option<Option<PathBuf>> = None;
+
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => {
+                return Ok(Invocation {
+                    command: Command::Help,
+                    symbols,
+                });
+            }
+            Short('V') | Long("version") => {
+                return Ok(Invocation {
+                    command: Command::Version,
+                    symbols,
+                });
+            }
+            Long("symbol-dir") => symbols.symbol_dirs.push(parser.value()?.into()),
+            Long("breakpad-symbol-dir") => {
+                symbols.breakpad_symbol_dirs.push(parser.value()?.into())
+            }
+            Long("symbols-zip") => symbols.symbols_zips.push(parser.value()?.into()),
+            Long("windows-symbol-path") => {
+                symbols.windows_symbol_path =
+                    Some(string(parser.value()?, "--windows-symbol-path")?)
+            }
+            Short('v') | Long("verbose") => symbols.verbose = true,
+            Short('q') | Long("quiet") => symbols.quiet = true,
+            Short('n') | Long("no-open") => no_open = true,
+            Short('P') | Long("port") => port = parse_port(&string(parser.value()?, "--port")?)?,
+            Long("address") => {
+                let s = string(parser.value()?, "--address")?;
+                address = s
+                    .parse()
+                    .map_err(|_| UsageError(format!("--address: '{s}' is not an IP address")))?;
+            }
+            Long("profiler-url") => {
+                let s = string(parser.value()?, "--profiler-url")?;
+                if !(s.starts_with("http://") || s.starts_with("https://")) {
+                    return Err(UsageError(format!(
+                        "--profiler-url: '{s}' must start with http:// or https://"
+                    )));
+                }
+                profiler_url = s;
+            }
+            Short('o') | Long("output") => output = Some(parser.value()?.into()),
+            Long("sidecar") => sidecar = Some(parser.optional_value().map(PathBuf::from)),
+            Value(v) => {
+                if mode.is_none() && positionals.is_empty() {
+                    match v.to_str() {
+                        Some("load") => {
+                            mode = Some(Mode::Load);
+                            continue;
+                        }
+                        Some("symbolicate") => {
+                            mode = Some(Mode::Symbolicate);
+                            continue;
+                        }
+                        Some("query") => {
+                            mode = Some(Mode::Query);
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
+                positionals.push(v);
+            }
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    let profiler_url = profiler_url.trim_end_matches('/').to_string();
+    let mode = mode.unwrap_or(Mode::Load);
+    if mode != Mode::Symbolicate && (output.is_some() || sidecar.is_some()) {
+        return Err(UsageError(
+            "-o/--output and --sidecar are only valid with `symbolicate`".to_string(),
+        ));
+    }
+    let mut positionals = positionals.into_iter();
+    let command = match mode {
+        Mode::Load => {
+            let profile = positionals.next().map(PathBuf::from);
+            Command::Load {
+                profile,
+                server: ServerOptions {
+                    no_open,
+                    port,
+                    address,
+                    profiler_url,
+                },
+            }
+        }
+        Mode::Symbolicate => {
+            let profile = positionals
+                .next()
+                .map(PathBuf::from)
+                .ok_or_else(|| UsageError("symbolicate: missing PROFILE".to_string()))?;
+            if output.is_none() && sidecar.is_none() {
+                return Err(UsageError(
+                    "symbolicate: give -o OUT, --sidecar, or both".to_string(),
+                ));
+            }
+            Command::Symbolicate {
+                profile,
+                output,
+                sidecar,
+            }
+        }
+        Mode::Query => {
+            let api_path = positionals
+                .next()
+                .ok_or_else(|| {
+                    UsageError("query: missing API-PATH (e.g. /symbolicate/v5)".to_string())
+                })
+                .and_then(|p| string(p, "API-PATH"))?;
+            let request = positionals.next().map(PathBuf::from);
+            Command::Query { api_path, request }
+        }
+    };
+    if let Some(extra) = positionals.next() {
+        return Err(UsageError(format!(
+            "unexpected argument '{}'",
+            extra.to_string_lossy()
+        )));
+    }
+    Ok(Invocation { command, symbols })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Invocation, UsageError> {
+        parse(args.iter().map(OsString::from), None)
+    }
+
+    #[test]
+    fn ports() {
+        assert_eq!(parse_port("3000+").unwrap(), PortSpec::From(3000));
+        assert_eq!(parse_port("0").unwrap(), PortSpec::Exact(0));
+        assert!(parse_port("x").is_err());
+        assert!(parse_port("70000").is_err());
+    }
+
+    #[test]
+    fn modes() {
+        let inv = p(&["prof.json", "--symbol-dir", "a", "--symbol-dir=b", "-n", "-P", "0"]).unwrap();
+        match inv.command {
+            Command::Load { profile, server } => {
+                assert_eq!(profile, Some(PathBuf::from("prof.json")));
+                assert!(server.no_open);
+                assert_eq!(server.port, PortSpec::Exact(0));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(inv.symbols.symbol_dirs.len(), 2);
+        assert!(matches!(
+            p(&["query", "/symbolicate/v5"]).unwrap().command,
+            Command::Query { request: None, .. }
+        ));
+        assert!(p(&["query"]).is_err());
+        assert!(p(&["--bogus"]).is_err());
+        assert!(p(&["a.json", "b.json"]).is_err());
+        assert!(p(&["symbolicate", "a.json"]).is_err());
+        assert!(p(&["a.json", "-o", "x"]).is_err());
+    }
+}

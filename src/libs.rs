@@ -1,0 +1,84 @@
+//! The library list: what a profile says about each loaded module, used as hints for
+//! finding its debug information.
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Lib {
+    pub debug_name: String,
+    pub breakpad_id: String,
+    pub name: Option<String>,
+    pub path: Option<String>,
+    pub debug_path: Option<String>,
+    pub code_id: Option<String>,
+    pub arch: Option<String>,
+    pub start: Option<u64>,
+    pub end: Option<u64>,
+    pub offset: u64,
+}
+
+fn nonempty_str(v: &Value, key: &str) -> Option<String> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+impl Lib {
+    /// Reads one entry of a `libs` array; entries without a debug name and ID are of no
+    /// use for symbolication and give `None`.
+    pub fn from_json(v: &Value) -> Option<Lib> {
+        let debug_name = nonempty_str(v, "debugName").or_else(|| nonempty_str(v, "name"))?;
+        let breakpad_id = nonempty_str(v, "breakpadId")?;
+        Some(Lib {
+            debug_name,
+            breakpad_id,
+            name: nonempty_str(v, "name"),
+            path: nonempty_str(v, "path"),
+            debug_path: nonempty_str(v, "debugPath"),
+            code_id: nonempty_str(v, "codeId"),
+            arch: nonempty_str(v, "arch"),
+            start: v.get("start").and_then(Value::as_u64),
+            end: v.get("end").and_then(Value::as_u64),
+            offset: v.get("offset").and_then(Value::as_u64).unwrap_or(0),
+        })
+    }
+}
+
+/// Every distinct library of a profile (the root's and each subprocess's).
+#[derive(Debug, Default)]
+pub struct LibList {
+    libs: Vec<Lib>,
+}
+
+impl LibList {
+    pub fn new(all: Vec<Lib>) -> LibList {
+        let mut libs: Vec<Lib> = Vec::with_capacity(all.len());
+        for lib in all {
+            if !libs.iter().any(|l| {
+                l.debug_name == lib.debug_name && l.breakpad_id.eq_ignore_ascii_case(&lib.breakpad_id)
+            }) {
+                libs.push(lib);
+            }
+        }
+        LibList { libs }
+    }
+
+    pub fn find(&self, debug_name: &str, breakpad_id: &str) -> Option<&Lib> {
+        self.libs
+            .iter()
+            .find(|l| l.debug_name == debug_name && l.breakpad_id.eq_ignore_ascii_case(breakpad_id))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Lib> {
+        self.libs.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.libs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.libs.is_empty()
+    }
+}

@@ -1,0 +1,297 @@
+//! The profile file: opened once at start (cheap: only its first bytes are read), its
+//! library list parsed later, on the first request that needs it.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use crate::libs::Lib;
+
+#[derive(Debug)]
+pub struct ProfileError {
+    pub path: PathBuf,
+    pub problem: String,
+}
+
+impl fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "profile {}: {}", self.path.display(), self.problem)
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
+#[derive(Debug, Clone)]
+pub struct ProfileFile {
+    pub path: PathBuf,
+    pub gzipped: bool,
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+impl ProfileFile {
+    /// Checks the file can be read and whether it is gzipped (by its magic bytes).
+    pub fn open(path: &Path) -> Result<ProfileFile, ProfileError> {
+        let err = |problem: String| ProfileError {
+            path: path.to_path_buf(),
+            problem,
+        };
+        let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(err("not a regular file".to_string()));
+        }
+        let mut f = File::open(path).map_err(|e| err(e.to_string()))?;
+        let mut magic = [0u8; 2];
+        let mut n = 0;
+        while n < 2 {
+            match f.read(&mut magic[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(err(e.to_string())),
+            }
+        }
+        if n == 0 {
+            return Err(err("the file is empty".to_string()));
+        }
+        Ok(ProfileFile {
+            path: path.to_path_buf(),
+            gzipped: n == 2 && magic == GZIP_MAGIC,
+        })
+    }
+
+    fn error(&self, problem: impl Into<String>) -> ProfileError {
+        ProfileError {
+            path: self.path.clone(),
+            problem: problem.into(),
+        }
+    }
+
+    /// A reader of the decompressed JSON text.
+    pub fn reader(&self) -> Result<Box<dyn Read>, ProfileError> {
+        let f = File::open(&self.path).map_err(|e| self.error(e.to_string()))?;
+        let f = io::BufReader::with_capacity(1 << 16, f);
+        Ok(if self.gzipped {
+            Box::new(io::BufReader::with_capacity(
+                1 << 16,
+                flate2::read::MultiGzDecoder::new(f),
+            ))
+        } else {
+            Box::new(f)
+        })
+    }
+
+    /// Every `libs` entry of the profile: the root's, each `processes[]` entry's
+    /// (recursively) and, for older processed profiles, each thread's.
+    pub fn read_libs(&self) -> Result<Vec<Lib>, ProfileError> {
+        let reader = self.reader()?;
+        let mut raw = Vec::new();
+        let mut de = serde_json::Deserializer::from_reader(reader);
+        ProfileSeed { out: &mut raw }
+            .deserialize(&mut de)
+            .and_then(|()| de.end())
+            .map_err(|e| self.error(format!("not a valid profile: {e}")))?;
+        Ok(raw.iter().filter_map(Lib::from_json).collect())
+    }
+}
+
+/// Visits a profile object (or a subprocess or thread object inside it), keeping only the
+/// lib entries and skipping everything else without building it.
+struct ProfileSeed<'a> {
+    out: &'a mut Vec<Value>,
+}
+
+impl<'de> DeserializeSeed<'de> for ProfileSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ProfileSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a profile object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "libs" => map.next_value_seed(LibsSeed {
+                    out: &mut *self.out,
+                })?,
+                "processes" | "threads" => map.next_value_seed(EachSeed {
+                    out: &mut *self.out,
+                })?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An array whose elements are profile-like objects; anything else is skipped.
+struct EachSeed<'a> {
+    out: &'a mut Vec<Value>,
+}
+
+impl<'de> DeserializeSeed<'de> for EachSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EachSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq
+            .next_element_seed(MaybeProfile {
+                out: &mut *self.out,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// An element that is a profile object, or something to skip (very old profiles keep
+/// subprocesses as JSON strings).
+struct MaybeProfile<'a> {
+    out: &'a mut Vec<Value>,
+}
+
+impl<'de> DeserializeSeed<'de> for MaybeProfile<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for MaybeProfile<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a profile object or string")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        ProfileSeed { out: self.out }.visit_map(map)
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        // A subprocess profile stored as a JSON string.
+        let mut de = serde_json::Deserializer::from_str(s);
+        match (ProfileSeed { out: self.out }).deserialize(&mut de) {
+            Ok(()) => Ok(()),
+            Err(_) => Ok(()), // a string that is not a profile: nothing to take from it
+        }
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// A `libs` value: an array of lib objects, or (old Gecko profiles) a JSON string holding
+/// that array.
+struct LibsSeed<'a> {
+    out: &'a mut Vec<Value>,
+}
+
+impl<'de> DeserializeSeed<'de> for LibsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LibsSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a libs array or a JSON string of one")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(v) = seq.next_element::<Value>()? {
+            self.out.push(v);
+        }
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        let v: Value =
+            serde_json::from_str(s).map_err(|e| E::custom(format!("libs string: {e}")))?;
+        match v {
+            Value::Array(items) => {
+                self.out.extend(items);
+                Ok(())
+            }
+            _ => Err(E::custom("libs string does not hold an array")),
+        }
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn libs_of(json: &str) -> Vec<String> {
+        let mut raw = Vec::new();
+        let mut de = serde_json::Deserializer::from_str(json);
+        ProfileSeed { out: &mut raw }.deserialize(&mut de).unwrap();
+        raw.iter()
+            .filter_map(Lib::from_json)
+            .map(|l| l.debug_name)
+            .collect()
+    }
+
+    #[test]
+    fn nested_and_stringified_libs() {
+        let lib = |n: &str| format!(r#"{{"debugName":"{n}","breakpadId":"AB0"}}"#);
+        let json = format!(
+            r#"{{"meta":{{"x":[1,2]}},"libs":[{}],"threads":[{{"libs":[{}],"samples":[1]}},"str"],
+               "processes":[{{"libs":{},"processes":[{{"libs":[{}]}}]}}, "{{}}"]}}"#,
+            lib("a"),
+            lib("t"),
+            serde_json::to_string(&format!("[{}]", lib("s"))).unwrap(),
+            lib("deep")
+        );
+        assert_eq!(libs_of(&json), ["a", "t", "s", "deep"]);
+    }
+}

@@ -1,0 +1,261 @@
+//! DWARF lookups on top of `addr2line`: the inline chain and lines come from its
+//! `Context`; the function's entry and size come from the subprogram DIE's ranges.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use addr2line::{LookupContinuation, LookupResult, SplitDwarfLoad};
+use gimli::{EndianRcSlice, Reader, RunTimeEndian, SectionId};
+
+use super::{InlineFrame, Symbolized};
+
+pub type R = EndianRcSlice<RunTimeEndian>;
+
+/// Reads one section of an object file, decompressed; `None` when absent.
+pub type SectionFn<'a> = dyn FnMut(&str) -> Result<Option<Vec<u8>>, String> + 'a;
+
+fn reader(data: Option<Vec<u8>>, endian: RunTimeEndian, cost: &mut u64) -> R {
+    let data = data.unwrap_or_default();
+    *cost += data.len() as u64;
+    EndianRcSlice::new(Rc::from(data.into_boxed_slice()), endian)
+}
+
+/// Where `.dwo` files and the `.dwp` package of a split-DWARF binary are looked for.
+struct SplitDwarf {
+    package: Option<gimli::DwarfPackage<R>>,
+    binary_dir: PathBuf,
+    endian: RunTimeEndian,
+}
+
+pub struct DwarfResolver {
+    ctx: addr2line::Context<R>,
+    split: SplitDwarf,
+    cost: u64,
+}
+
+impl DwarfResolver {
+    /// Builds a resolver from the sections `section` reads. `binary` is the file the DWARF
+    /// came from (its folder is searched for `.dwo` files, `<binary>.dwp` is loaded if
+    /// present). Returns `Ok(None)` when there is no `.debug_info`.
+    pub fn new(
+        section: &mut SectionFn<'_>,
+        endian: RunTimeEndian,
+        binary: &Path,
+    ) -> Result<Option<DwarfResolver>, String> {
+        let mut cost = 0u64;
+        let info = section(SectionId::DebugInfo.name())?;
+        if info.as_ref().is_none_or(|d| d.is_empty()) {
+            return Ok(None);
+        }
+        let mut info = Some(info);
+        let dwarf = gimli::Dwarf::load(|id| -> Result<R, String> {
+            let data = match (id, info.take()) {
+                (SectionId::DebugInfo, Some(d)) => d,
+                _ => section(id.name())?,
+            };
+            Ok(reader(data, endian, &mut cost))
+        })?;
+        let ctx = addr2line::Context::from_dwarf(dwarf)
+            .map_err(|e| format!("invalid DWARF: {e}"))?;
+        let package = load_dwp(binary, endian, &mut cost);
+        Ok(Some(DwarfResolver {
+            ctx,
+            split: SplitDwarf {
+                package,
+                binary_dir: binary.parent().map(Path::to_path_buf).unwrap_or_default(),
+                endian,
+            },
+            cost,
+        }))
+    }
+
+    pub fn cost(&self) -> u64 {
+        self.cost
+    }
+
+    fn finish<L: LookupContinuation<Buf = R>>(&self, mut r: LookupResult<L>) -> L::Output {
+        loop {
+            match r {
+                LookupResult::Output(out) => return out,
+                LookupResult::Load { load, continuation } => {
+                    r = continuation.resume(self.split.load(&load));
+                }
+            }
+        }
+    }
+
+    /// Resolves an address of the file's own address space. `None` when no DWARF
+    /// subprogram covers it (line-table rows alone do not make a function).
+    pub fn lookup(&self, addr: u64) -> Option<Symbolized> {
+        let mut iter = self.finish(self.ctx.find_frames(addr)).ok()?;
+        let mut frames = Vec::new();
+        while let Ok(Some(frame)) = iter.next() {
+            frames.push(frame);
+        }
+        let outer = frames.last()?;
+        let die = outer.dw_die_offset?;
+        let function = outer.function.as_ref()?.demangle().ok()?.into_owned();
+        let (entry, size, part_start) = self
+            .finish(self.ctx.find_dwarf_and_unit(addr))
+            .and_then(|unit| function_extent(&unit, die, addr))?;
+        let function_offset = if addr >= entry {
+            addr - entry
+        } else {
+            addr - part_start
+        };
+        let location = |f: &addr2line::Frame<'_, R>| {
+            let loc = f.location.as_ref();
+            (
+                loc.and_then(|l| l.file).map(str::to_string),
+                loc.and_then(|l| l.line),
+            )
+        };
+        let (file, line) = location(outer);
+        let inlines = frames[..frames.len() - 1]
+            .iter()
+            .map(|f| {
+                let (file, line) = location(f);
+                InlineFrame {
+                    function: f
+                        .function
+                        .as_ref()
+                        .and_then(|n| n.demangle().ok())
+                        .map(|n| n.into_owned()),
+                    file,
+                    line,
+                }
+            })
+            .collect();
+        Some(Symbolized {
+            function,
+            function_offset,
+            function_size: Some(size),
+            file,
+            line,
+            inlines,
+        })
+    }
+}
+
+/// The entry address, total size, and start of the range holding `addr`, of the
+/// subprogram DIE at `die`.
+fn function_extent(
+    unit: &gimli::UnitRef<'_, R>,
+    die: gimli::UnitOffset<usize>,
+    addr: u64,
+) -> Option<(u64, u64, u64)> {
+    let entry = unit.entry(die).ok()?;
+    let mut ranges = unit.die_ranges(&entry).ok()?;
+    let mut first = None;
+    let mut size = 0u64;
+    let mut holding = None;
+    while let Ok(Some(r)) = ranges.next() {
+        if r.end <= r.begin {
+            continue;
+        }
+        first.get_or_insert(r.begin);
+        size += r.end - r.begin;
+        if r.begin <= addr && addr < r.end {
+            holding = Some(r.begin);
+        }
+    }
+    let low_pc = entry
+        .attr_value(gimli::DW_AT_low_pc)
+        .and_then(|v| unit.attr_address(v).ok().flatten());
+    let entry_pc = low_pc.or(first)?;
+    Some((entry_pc, size, holding.unwrap_or(entry_pc)))
+}
+
+/// Loads the sections of a `.dwo` or `.dwp` file.
+fn load_split_sections(
+    path: &Path,
+    endian: RunTimeEndian,
+    cost: &mut u64,
+) -> Option<impl FnMut(SectionId) -> Result<R, gimli::Error>> {
+    let data = std::fs::read(path).ok()?;
+    let file = object::File::parse(&*data).ok()?;
+    let mut sections = Vec::new();
+    for id in [
+        SectionId::DebugAbbrev,
+        SectionId::DebugInfo,
+        SectionId::DebugLine,
+        SectionId::DebugLoc,
+        SectionId::DebugLocLists,
+        SectionId::DebugRngLists,
+        SectionId::DebugStr,
+        SectionId::DebugStrOffsets,
+        SectionId::DebugTypes,
+        SectionId::DebugCuIndex,
+        SectionId::DebugTuIndex,
+        SectionId::DebugMacinfo,
+        SectionId::DebugMacro,
+    ] {
+        let name = id.dwo_name()?;
+        let bytes = super::elf::section_data(&file, name).ok().flatten();
+        sections.push((id, reader(bytes, endian, cost)));
+    }
+    let empty = reader(None, endian, cost);
+    Some(move |id: SectionId| {
+        Ok(sections
+            .iter()
+            .find(|(s, _)| *s == id)
+            .map(|(_, r)| r.clone())
+            .unwrap_or_else(|| empty.clone()))
+    })
+}
+
+fn load_dwp(binary: &Path, endian: RunTimeEndian, cost: &mut u64) -> Option<gimli::DwarfPackage<R>> {
+    let mut name = binary.as_os_str().to_owned();
+    name.push(".dwp");
+    let path = PathBuf::from(name);
+    if !path.is_file() {
+        return None;
+    }
+    let empty = reader(None, endian, cost);
+    let sections = load_split_sections(&path, endian, cost)?;
+    gimli::DwarfPackage::load(sections, empty).ok()
+}
+
+impl SplitDwarf {
+    fn load(&self, load: &SplitDwarfLoad<R>) -> Option<Arc<gimli::Dwarf<R>>> {
+        if let Some(package) = &self.package
+            && let Ok(Some(dwarf)) = package.find_cu(load.dwo_id, &load.parent)
+        {
+            return Some(Arc::new(dwarf));
+        }
+        // A lone .dwo: at the path the skeleton names, else beside the binary (build trees
+        // are rarely where the binary ends up).
+        let name = load.path.as_ref()?.to_string_lossy().ok()?.into_owned();
+        let mut candidates = Vec::new();
+        if let Some(dir) = &load.comp_dir
+            && let Ok(dir) = dir.to_string_lossy()
+        {
+            candidates.push(Path::new(&*dir).join(&name));
+        }
+        if let Some(base) = Path::new(&name).file_name() {
+            candidates.push(self.binary_dir.join(base));
+        }
+        for path in candidates {
+            let mut cost = 0;
+            let Some(sections) = load_split_sections(&path, self.endian, &mut cost) else {
+                continue;
+            };
+            let Ok(mut dwarf) = gimli::Dwarf::load(sections) else {
+                continue;
+            };
+            dwarf.make_dwo(&load.parent);
+            // A .dwo is for one skeleton: check it is the one asked for.
+            let mut units = dwarf.units();
+            let matches = matches!(units.next(), Ok(Some(h)) if dwarf
+                .unit(h.clone())
+                .ok()
+                .and_then(|u| u.dwo_id)
+                .is_none_or(|id| id == load.dwo_id));
+            if matches {
+                return Some(Arc::new(dwarf));
+            }
+        }
+        None
+    }
+}

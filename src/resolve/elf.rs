@@ -1,0 +1,203 @@
+//! ELF resolver: DWARF (in the file, or in a separate debug file it points to), then the
+//! `.symtab`/`.dynsym` symbols.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
+
+use super::dwarf::DwarfResolver;
+use super::symtab::SymbolTable;
+use super::{LoadContext, LoadError, Symbolized};
+use crate::debugid;
+
+pub struct ElfModule {
+    pub path: PathBuf,
+    pub debug_id: String,
+    pub code_id: Option<String>,
+    /// `p_vaddr` of the first `PT_LOAD`: module offsets are relative to it.
+    base: u64,
+    dwarf: Option<DwarfResolver>,
+    symbols: SymbolTable,
+}
+
+/// A section's bytes, decompressed (`SHF_COMPRESSED` or `.zdebug_*`); `None` if absent.
+pub fn section_data(file: &object::File<'_>, name: &str) -> Result<Option<Vec<u8>>, String> {
+    let Some(section) = file.section_by_name(name) else {
+        return Ok(None);
+    };
+    let compressed = section
+        .compressed_data()
+        .map_err(|e| format!("section {name}: {e}"))?;
+    match compressed.format {
+        object::CompressionFormat::None => Ok(Some(compressed.data.to_vec())),
+        object::CompressionFormat::Zlib => {
+            let size = usize::try_from(compressed.uncompressed_size)
+                .map_err(|_| format!("section {name}: too large"))?;
+            let mut out = Vec::with_capacity(size.min(1 << 30));
+            flate2::read::ZlibDecoder::new(compressed.data)
+                .take(compressed.uncompressed_size)
+                .read_to_end(&mut out)
+                .map_err(|e| format!("section {name}: corrupt zlib data: {e}"))?;
+            if out.len() != size {
+                return Err(format!(
+                    "section {name}: decompressed to {} bytes, expected {size}",
+                    out.len()
+                ));
+            }
+            Ok(Some(out))
+        }
+        other => Err(format!(
+            "section {name}: unsupported compression {other:?}"
+        )),
+    }
+}
+
+/// The debug ID and code ID of a parsed ELF file.
+pub fn identify(file: &object::File<'_>) -> (String, Option<String>) {
+    let le = file.is_little_endian();
+    match file.build_id() {
+        Ok(Some(build_id)) if !build_id.is_empty() => (
+            debugid::elf_from_build_id(build_id, le),
+            Some(debugid::hex_lower(build_id)),
+        ),
+        _ => {
+            let text = file
+                .section_by_name(".text")
+                .and_then(|s| s.data().ok())
+                .unwrap_or(&[]);
+            (debugid::elf_from_text(text, le), None)
+        }
+    }
+}
+
+fn has_debug_info(file: &object::File<'_>) -> bool {
+    file.section_by_name(".debug_info")
+        .is_some_and(|s| s.size() > 0 && s.kind() != object::SectionKind::UninitializedData)
+}
+
+fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
+    file.symbols()
+        .chain(file.dynamic_symbols())
+        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        .collect()
+}
+
+/// A separate debug file for `file`: by build ID under `/usr/lib/debug/.build-id` and
+/// each extra folder, then by `.gnu_debuglink` (CRC-checked) beside the binary, in its
+/// `.debug/` folder and under `/usr/lib/debug/<folder>/`.
+fn find_separate_debug(
+    file: &object::File<'_>,
+    binary: &Path,
+    ctx: &LoadContext<'_>,
+) -> Option<(PathBuf, Vec<u8>)> {
+    let dir = binary.parent().unwrap_or(Path::new("."));
+    if let Ok(Some(build_id)) = file.build_id()
+        && build_id.len() > 1
+    {
+        let hex = debugid::hex_lower(build_id);
+        let rel = PathBuf::from(".build-id")
+            .join(&hex[..2])
+            .join(format!("{}.debug", &hex[2..]));
+        let mut roots: Vec<PathBuf> = vec![PathBuf::from("/usr/lib/debug"), dir.to_path_buf()];
+        roots.extend(ctx.extra_debug_dirs.iter().cloned());
+        for root in roots {
+            let path = root.join(&rel);
+            if let Ok(data) = std::fs::read(&path) {
+                let same = object::File::parse(&*data)
+                    .ok()
+                    .and_then(|f| f.build_id().ok().flatten().map(|b| b == build_id))
+                    .unwrap_or(false);
+                if same {
+                    return Some((path, data));
+                }
+                if ctx.verbose {
+                    eprintln!("  {}: build ID differs, skipped", path.display());
+                }
+            }
+        }
+    }
+    let (name, crc) = file.gnu_debuglink().ok().flatten()?;
+    let name = std::str::from_utf8(name).ok()?;
+    if name.contains('/') || name.contains("..") {
+        return None;
+    }
+    let mut candidates = vec![dir.join(name), dir.join(".debug").join(name)];
+    if let Ok(abs) = std::fs::canonicalize(dir) {
+        let rel = abs.strip_prefix("/").unwrap_or(&abs);
+        candidates.push(Path::new("/usr/lib/debug").join(rel).join(name));
+    }
+    for path in candidates {
+        if path == binary {
+            continue;
+        }
+        if let Ok(data) = std::fs::read(&path) {
+            let mut sum = flate2::Crc::new();
+            sum.update(&data);
+            if sum.sum() == crc {
+                return Some((path, data));
+            }
+            if ctx.verbose {
+                eprintln!("  {}: .gnu_debuglink CRC differs, skipped", path.display());
+            }
+        }
+    }
+    None
+}
+
+impl ElfModule {
+    pub fn load(data: &[u8], ctx: &LoadContext<'_>) -> Result<ElfModule, LoadError> {
+        let path = ctx.path;
+        let file = object::File::parse(data)
+            .map_err(|e| LoadError::new("ParseError", path, format!("not a valid ELF file: {e}")))?;
+        let (debug_id, code_id) = identify(&file);
+        let base = file.segments().next().map(|s| s.address()).unwrap_or(0);
+        let mut symbols = text_symbols(&file);
+        let separate = if has_debug_info(&file) {
+            None
+        } else {
+            find_separate_debug(&file, path, ctx)
+        };
+        let endian = if file.is_little_endian() {
+            gimli::RunTimeEndian::Little
+        } else {
+            gimli::RunTimeEndian::Big
+        };
+        let dwarf = match &separate {
+            Some((debug_path, debug_data)) => {
+                let debug_file = object::File::parse(&**debug_data).map_err(|e| {
+                    LoadError::new("ParseError", debug_path, format!("not a valid ELF file: {e}"))
+                })?;
+                if ctx.verbose {
+                    eprintln!("  using separate debug file {}", debug_path.display());
+                }
+                symbols.extend(text_symbols(&debug_file));
+                DwarfResolver::new(&mut |name| section_data(&debug_file, name), endian, path)
+                    .map_err(|e| LoadError::new("ParseError", debug_path, e))?
+            }
+            None => DwarfResolver::new(&mut |name| section_data(&file, name), endian, path)
+                .map_err(|e| LoadError::new("ParseError", path, e))?,
+        };
+        Ok(ElfModule {
+            path: path.to_path_buf(),
+            debug_id,
+            code_id,
+            base,
+            dwarf,
+            symbols: SymbolTable::new(symbols),
+        })
+    }
+
+    pub fn cost(&self) -> u64 {
+        self.dwarf.as_ref().map_or(0, |d| d.cost()) + 64 * self.symbols.len() as u64
+    }
+
+    pub fn lookup(&self, offset: u64) -> Option<Symbolized> {
+        let addr = self.base.checked_add(offset)?;
+        self.dwarf
+            .as_ref()
+            .and_then(|d| d.lookup(addr))
+            .or_else(|| self.symbols.lookup(addr))
+    }
+}

@@ -1,0 +1,93 @@
+//! Format resolvers: turn a module offset into function, file/line and inline frames.
+//! One submodule per debug format; [`Module`] is what the symbol store caches.
+
+pub mod dwarf;
+pub mod elf;
+pub mod symtab;
+
+use std::path::{Path, PathBuf};
+
+/// One inlined frame, innermost first in [`Symbolized::inlines`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct InlineFrame {
+    pub function: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+}
+
+/// What one address resolves to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Symbolized {
+    /// The outer (not inlined) function.
+    pub function: String,
+    /// Address minus the start of the function (or of its part holding the address, when
+    /// that part lies before the entry, as gcc's `.cold` parts do).
+    pub function_offset: u64,
+    pub function_size: Option<u64>,
+    /// File and line in the outer function (the call site when there are inlines).
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub inlines: Vec<InlineFrame>,
+}
+
+/// A parsed debug file, ready for lookups; kept in the symbol store's cache.
+pub enum Module {
+    Elf(elf::ElfModule),
+}
+
+impl Module {
+    /// Resolves module offsets, which must be sorted ascending (one pass per module).
+    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
+        match self {
+            Module::Elf(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
+        }
+    }
+
+    /// Bytes of debug data this module holds in memory (for the cache bound).
+    pub fn cost(&self) -> u64 {
+        match self {
+            Module::Elf(m) => m.cost(),
+        }
+    }
+
+    pub fn debug_id(&self) -> &str {
+        match self {
+            Module::Elf(m) => &m.debug_id,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        match self {
+            Module::Elf(m) => &m.path,
+        }
+    }
+}
+
+/// Why a candidate file could not be used.
+#[derive(Debug, Clone)]
+pub struct LoadError {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl LoadError {
+    pub fn new(kind: &'static str, path: &Path, problem: impl std::fmt::Display) -> LoadError {
+        LoadError {
+            kind,
+            message: format!("{}: {problem}", path.display()),
+        }
+    }
+}
+
+/// Hints the store passes to a resolver about the module being loaded.
+pub struct LoadContext<'a> {
+    pub path: &'a Path,
+    /// Other places to look for split debug info (the store's `--symbol-dir` folders).
+    pub extra_debug_dirs: &'a [PathBuf],
+    pub verbose: bool,
+}
+
+/// Demangles a C++ or Rust symbol name; other names are returned as they are.
+pub fn demangle(name: &str) -> String {
+    addr2line::demangle_auto(name.into(), None).into_owned()
+}

@@ -1,0 +1,461 @@
+//! The server loop: one blocking `tiny_http` loop serving the profile and the API under a
+//! secret path prefix.
+
+use std::fmt;
+use std::io::Read;
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use tiny_http::{Header, Method, Request, Response, StatusCode};
+
+use crate::api::{Api, ApiError};
+use crate::cli::{PortSpec, ServerOptions};
+use crate::profile::ProfileFile;
+
+/// Largest request body accepted.
+pub const MAX_BODY: u64 = 64 << 20;
+/// How long a client may take to send its request (or take our answer).
+const SOCKET_TIMEOUT: Duration = Duration::from_secs(15);
+
+#[derive(Debug)]
+pub struct ServerError(pub String);
+
+impl fmt::Display for ServerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Set by the Ctrl-C handler; the loop checks it between requests.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+#[cfg(unix)]
+mod sys {
+    //! The few libc calls needed, declared here rather than pulling in a crate.
+    use std::os::fd::AsRawFd;
+    use std::time::Duration;
+
+    #[repr(C)]
+    struct Timeval {
+        tv_sec: i64,
+        tv_usec: i64,
+    }
+
+    unsafe extern "C" {
+        fn setsockopt(fd: i32, level: i32, name: i32, value: *const Timeval, len: u32) -> i32;
+        fn signal(signum: i32, handler: extern "C" fn(i32)) -> usize;
+    }
+
+    #[cfg(target_os = "linux")]
+    const SOCKET_LEVEL: (i32, i32, i32) = (1, 20, 21); // SOL_SOCKET, SO_RCVTIMEO, SO_SNDTIMEO
+    #[cfg(not(target_os = "linux"))]
+    const SOCKET_LEVEL: (i32, i32, i32) = (0xffff, 0x1006, 0x1005);
+
+    /// Accepted sockets inherit these from the listener, so every connection gets them:
+    /// a client that stalls mid-request fails its read instead of wedging the loop.
+    pub fn set_timeouts(listener: &std::net::TcpListener, t: Duration) {
+        if cfg!(not(target_pointer_width = "64")) {
+            return;
+        }
+        let tv = Timeval {
+            tv_sec: t.as_secs() as i64,
+            tv_usec: 0,
+        };
+        let (level, rcv, snd) = SOCKET_LEVEL;
+        let fd = listener.as_raw_fd();
+        // SAFETY: fd is a valid socket for the listener's lifetime; tv outlives the calls.
+        unsafe {
+            setsockopt(fd, level, rcv, &tv, std::mem::size_of::<Timeval>() as u32);
+            setsockopt(fd, level, snd, &tv, std::mem::size_of::<Timeval>() as u32);
+        }
+    }
+
+    extern "C" fn on_sigint(_: i32) {
+        super::STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn install_ctrl_c() {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            signal(2, on_sigint); // SIGINT
+            signal(15, on_sigint); // SIGTERM
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod sys {
+    pub fn set_timeouts(_: &std::net::TcpListener, _: std::time::Duration) {}
+    pub fn install_ctrl_c() {}
+}
+
+/// 128 bits from the operating system's random source, as 32 hex digits (URL-safe).
+pub fn random_token() -> Result<String, ServerError> {
+    let mut bytes = [0u8; 16];
+    #[cfg(unix)]
+    {
+        let mut f = std::fs::File::open("/dev/urandom")
+            .map_err(|e| ServerError(format!("/dev/urandom: {e}")))?;
+        f.read_exact(&mut bytes)
+            .map_err(|e| ServerError(format!("/dev/urandom: {e}")))?;
+    }
+    #[cfg(not(unix))]
+    {
+        // std seeds each RandomState from the OS generator (BCryptGenRandom on Windows).
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in bytes.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(std::process::id() as u64);
+            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+        }
+    }
+    Ok(crate::debugid::hex_lower(&bytes))
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters.
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn bind(address: IpAddr, port: PortSpec) -> Result<TcpListener, ServerError> {
+    let fail = |p: u16, e: std::io::Error| {
+        ServerError(format!("cannot listen on {}: {e}", SocketAddr::new(address, p)))
+    };
+    match port {
+        PortSpec::Exact(p) => TcpListener::bind((address, p)).map_err(|e| fail(p, e)),
+        PortSpec::From(first) => {
+            let mut last_err = None;
+            for p in first..=u16::MAX {
+                match TcpListener::bind((address, p)) {
+                    Ok(l) => return Ok(l),
+                    Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => last_err = Some(e),
+                    Err(e) => return Err(fail(p, e)),
+                }
+            }
+            Err(ServerError(format!(
+                "no free port on {address} from {first} up ({})",
+                last_err.map_or("none tried".into(), |e| e.to_string())
+            )))
+        }
+    }
+}
+
+pub struct Server {
+    http: tiny_http::Server,
+    token: String,
+    local: SocketAddr,
+    allowed_hosts: Vec<String>,
+    profile: Option<ProfileFile>,
+    api: Api,
+    profiler_url: String,
+}
+
+impl Server {
+    pub fn start(
+        opts: &ServerOptions,
+        profile: Option<ProfileFile>,
+        api: Api,
+    ) -> Result<Server, ServerError> {
+        let listener = bind(opts.address, opts.port)?;
+        sys::set_timeouts(&listener, SOCKET_TIMEOUT);
+        let local = listener
+            .local_addr()
+            .map_err(|e| ServerError(format!("cannot read the listening address: {e}")))?;
+        let http = tiny_http::Server::from_listener(listener, None)
+            .map_err(|e| ServerError(format!("cannot start the HTTP server: {e}")))?;
+        let port = local.port();
+        let own = match local.ip() {
+            IpAddr::V6(ip) => format!("[{ip}]:{port}"),
+            IpAddr::V4(ip) => format!("{ip}:{port}"),
+        };
+        let allowed_hosts = vec![
+            own,
+            format!("localhost:{port}"),
+            format!("127.0.0.1:{port}"),
+            format!("[::1]:{port}"),
+        ];
+        Ok(Server {
+            http,
+            token: random_token()?,
+            local,
+            allowed_hosts,
+            profile,
+            api,
+            profiler_url: opts.profiler_url.clone(),
+        })
+    }
+
+    /// `http://ADDR:PORT/<token>`: the base of every API path.
+    pub fn server_url(&self) -> String {
+        format!("http://{}/{}", self.allowed_hosts[0], self.token)
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The front-end URL that loads the profile (if any) and uses this symbol server.
+    pub fn profiler_url(&self) -> String {
+        let server = self.server_url();
+        match &self.profile {
+            Some(_) => format!(
+                "{}/from-url/{}/?symbolServer={}",
+                self.profiler_url,
+                percent_encode(&format!("{server}/profile.json")),
+                percent_encode(&server)
+            ),
+            None => format!("{}/?symbolServer={}", self.profiler_url, percent_encode(&server)),
+        }
+    }
+
+    /// Serves until Ctrl-C.
+    pub fn run(mut self) {
+        sys::install_ctrl_c();
+        while !STOP.load(Ordering::SeqCst) {
+            match self.http.recv_timeout(Duration::from_millis(200)) {
+                Ok(Some(request)) => self.serve(request),
+                Ok(None) => {}
+                Err(e) => eprintln!("warning: accepting a connection failed: {e}"),
+            }
+        }
+        eprintln!("Stopped.");
+    }
+
+    fn serve(&mut self, mut request: Request) {
+        let host_ok = request
+            .headers()
+            .iter()
+            .find(|h| h.field.equiv("Host"))
+            .is_some_and(|h| {
+                let host = h.value.as_str().to_ascii_lowercase();
+                self.allowed_hosts.iter().any(|a| *a == host)
+            });
+        if !host_ok {
+            let _ = request.respond(json_response(
+                403,
+                &json!({"error": "this Host is not allowed (DNS rebinding protection)"}),
+                false,
+            ));
+            return;
+        }
+        let url = request.url().to_string();
+        let path = url.split(['?', '#']).next().unwrap_or("");
+        let prefix = format!("/{}", self.token);
+        let rest = match path.strip_prefix(&prefix) {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => rest.to_string(),
+            _ => {
+                let response = if path == "/" && *request.method() == Method::Get {
+                    index_page(&self.profiler_url)
+                } else {
+                    json_response(404, &json!({"error": "not found"}), false)
+                };
+                let _ = request.respond(response);
+                return;
+            }
+        };
+        let response = match catch_unwind(AssertUnwindSafe(|| self.under_prefix(&mut request, &rest))) {
+            Ok(r) => r,
+            Err(_) => json_response(
+                500,
+                &json!({"error": "internal error while answering this request (see the server's stderr)"}),
+                true,
+            ),
+        };
+        if let Err(e) = request.respond(response) {
+            eprintln!("warning: sending a response to {path} failed: {e}");
+        }
+    }
+
+    fn under_prefix(&mut self, request: &mut Request, rest: &str) -> Response<Box<dyn Read + Send>> {
+        let method = request.method().clone();
+        if method == Method::Options {
+            return preflight(request);
+        }
+        match (method, rest) {
+            (Method::Get | Method::Head, "/profile.json") => self.profile_response(),
+            (Method::Post, api_path) if api_path.len() > 1 => match read_body(request) {
+                Ok(body) => match self.api.handle(api_path, &body) {
+                    Ok(v) => json_response(200, &v, true),
+                    Err(e) => error_response(&e),
+                },
+                Err(e) => error_response(&e),
+            },
+            (_, path) => error_response(&ApiError {
+                status: 404,
+                message: format!("unknown path {path}"),
+            }),
+        }
+    }
+
+    fn profile_response(&self) -> Response<Box<dyn Read + Send>> {
+        let Some(profile) = &self.profile else {
+            return error_response(&ApiError {
+                status: 404,
+                message: "this server was started without a profile".into(),
+            });
+        };
+        match std::fs::File::open(&profile.path) {
+            Ok(f) => {
+                let len = f.metadata().ok().map(|m| m.len() as usize);
+                let mut r = Response::new(
+                    StatusCode(200),
+                    vec![header("Content-Type", "application/json; charset=UTF-8")],
+                    Box::new(f) as Box<dyn Read + Send>,
+                    len,
+                    None,
+                );
+                if profile.gzipped {
+                    r.add_header(header("Content-Encoding", "gzip"));
+                }
+                r.add_header(header("Access-Control-Allow-Origin", "*"));
+                r
+            }
+            Err(e) => error_response(&ApiError {
+                status: 500,
+                message: format!("cannot read {}: {e}", profile.path.display()),
+            }),
+        }
+    }
+}
+
+fn header(name: &str, value: &str) -> Header {
+    // Only called with ASCII names and values built here.
+    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("valid header")
+}
+
+fn json_response(status: u16, v: &serde_json::Value, cors: bool) -> Response<Box<dyn Read + Send>> {
+    let body = serde_json::to_vec(v).unwrap_or_default();
+    let len = body.len();
+    let mut r = Response::new(
+        StatusCode(status),
+        vec![header("Content-Type", "application/json; charset=UTF-8")],
+        Box::new(std::io::Cursor::new(body)) as Box<dyn Read + Send>,
+        Some(len),
+        None,
+    );
+    if cors {
+        r.add_header(header("Access-Control-Allow-Origin", "*"));
+    }
+    r
+}
+
+fn error_response(e: &ApiError) -> Response<Box<dyn Read + Send>> {
+    json_response(e.status, &e.to_json(), true)
+}
+
+fn preflight(request: &Request) -> Response<Box<dyn Read + Send>> {
+    let get = |name: &'static str| {
+        request
+            .headers()
+            .iter()
+            .find(|h| h.field.equiv(name))
+            .map(|h| h.value.as_str().to_string())
+    };
+    let mut r = Response::new(
+        StatusCode(204),
+        vec![header("Access-Control-Allow-Origin", "*")],
+        Box::new(std::io::empty()) as Box<dyn Read + Send>,
+        Some(0),
+        None,
+    );
+    if get("Access-Control-Request-Method").is_some() {
+        r.add_header(header("Access-Control-Allow-Methods", "POST, GET, OPTIONS"));
+        r.add_header(header("Access-Control-Max-Age", "86400"));
+        if let Some(h) = get("Access-Control-Request-Headers")
+            && let Ok(h) = Header::from_bytes("Access-Control-Allow-Headers".as_bytes(), h.as_bytes())
+        {
+            r.add_header(h);
+        }
+    }
+    r
+}
+
+fn read_body(request: &mut Request) -> Result<Vec<u8>, ApiError> {
+    let too_big = || ApiError {
+        status: 413,
+        message: format!("request body larger than {} MiB", MAX_BODY >> 20),
+    };
+    if request.body_length().is_some_and(|n| n as u64 > MAX_BODY) {
+        return Err(too_big());
+    }
+    let mut body = Vec::new();
+    request
+        .as_reader()
+        .take(MAX_BODY + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| ApiError::bad_request(format!("reading the request body failed: {e}")))?;
+    if body.len() as u64 > MAX_BODY {
+        return Err(too_big());
+    }
+    Ok(body)
+}
+
+fn index_page(profiler_url: &str) -> Response<Box<dyn Read + Send>> {
+    // No token here: any page on the machine may fetch this one.
+    let html = format!(
+        "<!DOCTYPE html><meta charset=utf-8><title>profiler-symbol-server</title>\
+         <p>This is profiler-symbol-server. Open the profile with the link it printed in your \
+         terminal; that link carries this server's secret address.</p>\
+         <p>Front-end: <a href=\"{0}\">{0}</a></p>",
+        profiler_url.replace('"', "%22").replace('<', "%3C")
+    );
+    let len = html.len();
+    Response::new(
+        StatusCode(200),
+        vec![header("Content-Type", "text/html; charset=UTF-8")],
+        Box::new(std::io::Cursor::new(html.into_bytes())) as Box<dyn Read + Send>,
+        Some(len),
+        None,
+    )
+}
+
+/// Opens `url` in the default browser, with the platform's own opener.
+pub fn open_browser(url: &str) -> Result<(), String> {
+    use std::process::{Command, Stdio};
+    let mut cmd = if cfg!(target_os = "macos") {
+        let mut c = Command::new("open");
+        c.arg(url);
+        c
+    } else if cfg!(windows) {
+        let mut c = Command::new("cmd");
+        c.args(["/C", "start", "", url]);
+        c
+    } else {
+        let mut c = Command::new("xdg-open");
+        c.arg(url);
+        c
+    };
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding() {
+        assert_eq!(
+            percent_encode("http://127.0.0.1:3000/ab/profile.json?x#y%&"),
+            "http%3A%2F%2F127.0.0.1%3A3000%2Fab%2Fprofile.json%3Fx%23y%25%26"
+        );
+        let t = random_token().unwrap();
+        assert_eq!(t.len(), 32);
+        assert_ne!(t, random_token().unwrap());
+    }
+}
