@@ -69,7 +69,7 @@ impl Api {
                 },
             };
             let list = LibList::new(libs);
-            if !self.quiet {
+            if !self.quiet && self.profile.is_some() {
                 eprintln!("Found {} libraries with debug IDs in the profile.", list.len());
             }
             self.libs = Some(list);

@@ -17,6 +17,9 @@ pub struct ElfModule {
     pub code_id: Option<String>,
     /// `p_vaddr` of the first `PT_LOAD`: module offsets are relative to it.
     base: u64,
+    /// Executable `PT_LOAD` ranges: no function lives outside them, whatever stale DWARF
+    /// of discarded code (placed at address 0 by the linker) may claim.
+    code: Vec<(u64, u64)>,
     dwarf: Option<DwarfResolver>,
     symbols: SymbolTable,
 }
@@ -153,6 +156,11 @@ impl ElfModule {
             .map_err(|e| LoadError::new("ParseError", path, format!("not a valid ELF file: {e}")))?;
         let (debug_id, code_id) = identify(&file);
         let base = file.segments().next().map(|s| s.address()).unwrap_or(0);
+        let code = file
+            .segments()
+            .filter(|s| matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. } if p_flags & object::elf::PF_X != object::elf::ProgramFlags(0)))
+            .map(|s| (s.address(), s.address() + s.size()))
+            .collect();
         let mut symbols = text_symbols(&file);
         let separate = if has_debug_info(&file) {
             None
@@ -184,6 +192,7 @@ impl ElfModule {
             debug_id,
             code_id,
             base,
+            code,
             dwarf,
             symbols: SymbolTable::new(symbols),
         })
@@ -195,6 +204,9 @@ impl ElfModule {
 
     pub fn lookup(&self, offset: u64) -> Option<Symbolized> {
         let addr = self.base.checked_add(offset)?;
+        if !self.code.is_empty() && !self.code.iter().any(|&(s, e)| s <= addr && addr < e) {
+            return None;
+        }
         self.dwarf
             .as_ref()
             .and_then(|d| d.lookup(addr))
