@@ -1,0 +1,521 @@
+//! Shared by the integration tests: the corpus, the real binary as a server, a small
+//! HTTP client, and the SPEC's rules for comparing an answer with the ground truth.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_profiler-symbol-server");
+
+pub fn corpus() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    assert!(p.is_dir(), "the shared corpus is expected at {}", p.display());
+    p.canonicalize().unwrap()
+}
+
+/// A scratch folder under target/, fresh for each test that asks.
+pub fn scratch(name: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let h = u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap();
+            out.push(h);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// The real binary running `load --no-open -P 0`, killed when dropped.
+pub struct Server {
+    child: Child,
+    /// The line printed on stdout.
+    pub profiler_url: String,
+    /// `http://127.0.0.1:PORT/<token>`, taken from the profiler URL.
+    pub base: String,
+    pub addr: SocketAddr,
+    pub token: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Server {
+    pub fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["load", "--no-open", "-P", "0", "--address", "127.0.0.1"])
+            .args(args)
+            .env_remove("PROFILER_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the server");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        {
+            let sink = stderr.clone();
+            let mut pipe = child.stderr.take().unwrap();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = pipe.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            });
+        }
+        // The URL line is printed once the socket is bound: reading it is the readiness
+        // signal, no sleeping.
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let profiler_url = line.trim().to_string();
+        assert!(
+            profiler_url.starts_with("https://profiler.firefox.com/"),
+            "unexpected first stdout line {profiler_url:?}; stderr: {}",
+            stderr.lock().unwrap()
+        );
+        let enc = profiler_url
+            .split("symbolServer=")
+            .nth(1)
+            .expect("symbolServer parameter");
+        let base = percent_decode(enc);
+        let hostport = base.strip_prefix("http://").unwrap().split('/').next().unwrap();
+        let addr: SocketAddr = hostport.parse().unwrap();
+        let token = base.rsplit('/').next().unwrap().to_string();
+        Server {
+            child,
+            profiler_url,
+            base,
+            addr,
+            token,
+            stderr,
+        }
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub fn path(&self, p: &str) -> String {
+        format!("/{}{}", self.token, p)
+    }
+
+    pub fn host(&self) -> String {
+        self.addr.to_string()
+    }
+
+    pub fn post(&self, api: &str, body: &[u8]) -> Response {
+        http(self.addr, "POST", &self.path(api), &self.host(), &[], body)
+    }
+
+    pub fn post_json(&self, api: &str, v: &Value) -> Response {
+        self.post(api, &serde_json::to_vec(v).unwrap())
+    }
+
+    pub fn get(&self, path: &str) -> Response {
+        http(self.addr, "GET", path, &self.host(), &[], b"")
+    }
+
+    /// Asserts the process is still alive and answering.
+    pub fn assert_alive(&self) {
+        let r = self.post_json("/symbolicate/v5", &json!({"memoryMap": [], "stacks": [[]]}));
+        assert_eq!(r.status, 200, "server stopped answering: {}", self.stderr());
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "response is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+}
+
+/// One HTTP/1.1 request on its own connection.
+pub fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Response {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if method == "POST" {
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    // A server may answer (413) before reading a big body and close; that is fine.
+    let _ = s.write_all(body);
+    read_response(&mut s)
+}
+
+pub fn read_response(s: &mut TcpStream) -> Response {
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP header in {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..end]).to_string();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[end + 4..].to_vec();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    if chunked {
+        let mut out = Vec::new();
+        let mut rest = &body[..];
+        loop {
+            let nl = rest.windows(2).position(|w| w == b"\r\n").unwrap();
+            let n = usize::from_str_radix(std::str::from_utf8(&rest[..nl]).unwrap().trim(), 16).unwrap();
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[nl + 2..nl + 2 + n]);
+            rest = &rest[nl + 2 + n + 2..];
+        }
+        body = out;
+    }
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Ground truth
+
+pub struct Truth {
+    pub file: PathBuf,
+    pub header: Value,
+    pub addresses: Vec<Value>,
+}
+
+impl Truth {
+    pub fn load(path: &Path) -> Truth {
+        let text = std::fs::read_to_string(path).unwrap();
+        let split = text.find("\"addresses\": [").unwrap();
+        let head = text[..split].trim_end().trim_end_matches(',').to_string() + "}";
+        let header: Value = serde_json::from_str(&head).unwrap();
+        let addresses = text[split + 14..]
+            .lines()
+            .map(|l| l.trim().trim_end_matches(','))
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        Truth {
+            file: path.to_path_buf(),
+            header,
+            addresses,
+        }
+    }
+
+    /// The case name, e.g. `elf/shapes-gcc-O2-dwarf4`.
+    pub fn case(&self) -> String {
+        let s = self.file.to_string_lossy();
+        let s = s.split("/truth/").nth(1).unwrap();
+        s.trim_end_matches(".truth.json").to_string()
+    }
+
+    /// The binary the truth describes.
+    pub fn image(&self) -> PathBuf {
+        let rel = self.header["image_file"].as_str().unwrap();
+        let p = self.file.parent().unwrap().join(rel);
+        p.canonicalize().unwrap_or(p)
+    }
+
+    pub fn breakpad_id(&self) -> String {
+        self.header["module"]["breakpad_id"].as_str().unwrap().to_string()
+    }
+
+    pub fn offsets(&self) -> Vec<u64> {
+        self.addresses
+            .iter()
+            .map(|a| parse_hex(a["module_offset"].as_str().unwrap()))
+            .collect()
+    }
+}
+
+pub fn parse_hex(s: &str) -> u64 {
+    u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap()
+}
+
+/// Every truth file under `truth/<sub>`, sorted.
+pub fn truth_files(sub: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.to_string_lossy().ends_with(".truth.json") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&corpus().join("truth").join(sub), &mut out);
+    out.sort();
+    out
+}
+
+fn fold(s: &str) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    s.replace("> >", ">>")
+}
+
+fn strip_rust_hash(s: &str) -> &str {
+    match s.rfind("::h") {
+        Some(i) if s.len() - i == 19 && s[i + 3..].bytes().all(|b| b.is_ascii_hexdigit()) => &s[..i],
+        _ => s,
+    }
+}
+
+/// The qualified name once template arguments, the argument list and any return type
+/// are dropped (demanglers differ in those).
+fn reduce(s: &str) -> String {
+    let s = fold(s).replace("(anonymous namespace)", "{anon}");
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for c in s.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out.split('(').next().unwrap_or("").trim().to_string();
+    out.rsplit(' ').next().unwrap_or("").to_string()
+}
+
+/// The SPEC's rule: equal to an accepted spelling after folding, or the same reduced name.
+pub fn name_matches(got: &str, spellings: &[&str]) -> bool {
+    let got = strip_rust_hash(got);
+    spellings.iter().any(|s| fold(got) == fold(strip_rust_hash(s)))
+        || spellings.iter().any(|s| reduce(got) == reduce(strip_rust_hash(s)))
+}
+
+fn spellings(v: &Value) -> Vec<&str> {
+    let mut out: Vec<&str> = ["function", "function_llvm", "function_short"]
+        .iter()
+        .filter_map(|k| v[*k].as_str())
+        .collect();
+    if let Some(alts) = v["alternative_names_same_code"].as_array() {
+        out.extend(alts.iter().filter_map(Value::as_str));
+    }
+    out
+}
+
+/// Normalises the profiler's special path for Rust std files back to `/rustc/<hash>/`.
+fn canonical_file(f: &str) -> String {
+    if let Some(rest) = f.strip_prefix("git:github.com/rust-lang/rust:")
+        && let Some((path, hash)) = rest.rsplit_once(':')
+    {
+        return format!("/rustc/{hash}/{path}");
+    }
+    f.to_string()
+}
+
+/// Compares one answered frame with a truth entry; `Err` says what differs.
+pub fn check_frame(frame: &Value, entry: &Value) -> Result<(), String> {
+    let e = &entry["expect"];
+    let offset = parse_hex(entry["module_offset"].as_str().unwrap());
+    if frame["module_offset"] != json!(format!("{offset:#x}")) {
+        return Err(format!("module_offset {} for {offset:#x}", frame["module_offset"]));
+    }
+    if e["found"] == json!(false) {
+        if let Some(f) = frame.get("function") {
+            return Err(format!("expected no function, got {f}"));
+        }
+        if frame.get("file").is_some() || frame.get("line").is_some() {
+            return Err("expected no file/line".into());
+        }
+        return Ok(());
+    }
+    let got = frame["function"]
+        .as_str()
+        .ok_or_else(|| format!("no function (expected {})", e["function"]))?;
+    if !name_matches(got, &spellings(e)) {
+        return Err(format!("function {got:?}, expected {}", e["function"]));
+    }
+    let start = parse_hex(e["function_start"].as_str().unwrap());
+    // An address in a part placed before the entry (gcc .cold) is measured from its part.
+    let want_offset = if offset >= start {
+        offset - start
+    } else {
+        offset - parse_hex(e["range_start"].as_str().unwrap())
+    };
+    if frame["function_offset"] != json!(format!("{want_offset:#x}")) {
+        return Err(format!(
+            "function_offset {}, expected {want_offset:#x}",
+            frame["function_offset"]
+        ));
+    }
+    if let Some(size) = e["function_size"].as_str()
+        && frame["function_size"] != json!(size)
+    {
+        return Err(format!("function_size {}, expected {size}", frame["function_size"]));
+    }
+    // Our frames innermost first: the inlines, then the outer function.
+    let mut got_frames: Vec<&Value> = frame["inlines"]
+        .as_array()
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    got_frames.push(frame);
+    let want = e["frames_innermost_first"].as_array().unwrap();
+    if got_frames.len() != want.len() {
+        return Err(format!(
+            "inline depth {}, expected {}",
+            got_frames.len() - 1,
+            want.len() - 1
+        ));
+    }
+    for (k, (g, w)) in got_frames.iter().zip(want).enumerate() {
+        let outer = k == want.len() - 1;
+        let names = if outer { spellings(e) } else { spellings(w) };
+        let gname = g["function"].as_str().unwrap_or("");
+        if !name_matches(gname, &names) {
+            return Err(format!("frame {k}: function {gname:?}, expected {}", w["function"]));
+        }
+        for key in ["file", "line"] {
+            if g.get(key) == Some(&Value::Null) {
+                return Err(format!("frame {k}: {key} is null (must be omitted)"));
+            }
+        }
+        let gfile = g["file"].as_str().map(canonical_file);
+        match w["line"].as_u64() {
+            // DWARF line 0: tools differ on the file (llvm names the unit); no line.
+            None => {
+                if g.get("line").is_some() {
+                    return Err(format!("frame {k}: line {}, expected none", g["line"]));
+                }
+                if gfile.is_some() && gfile.as_deref() != w["file"].as_str() {
+                    return Err(format!("frame {k}: file {gfile:?}, expected {}", w["file"]));
+                }
+            }
+            Some(line) => {
+                if gfile.as_deref() != w["file"].as_str() || g["line"].as_u64() != Some(line) {
+                    return Err(format!(
+                        "frame {k}: {gfile:?}:{}, expected {}:{line}",
+                        g["line"], w["file"]
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Agreement counts per case, printed as a table.
+#[derive(Default)]
+pub struct Agreement {
+    rows: Vec<(String, usize, usize, Vec<String>)>,
+}
+
+impl Agreement {
+    pub fn add(&mut self, case: &str, results: Vec<Result<(), String>>) {
+        let matched = results.iter().filter(|r| r.is_ok()).count();
+        let errs: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+        self.rows.push((case.to_string(), matched + errs.len(), matched, errs));
+    }
+
+    /// Prints the table and panics with the first mismatches if there are any.
+    pub fn finish(self, title: &str) {
+        println!("\n{title}\n{:<52} {:>6} {:>8} {:>11}", "case", "cases", "matched", "mismatched");
+        let (mut c, mut m) = (0, 0);
+        for (case, cases, matched, _) in &self.rows {
+            println!("{case:<52} {cases:>6} {matched:>8} {:>11}", cases - matched);
+            c += cases;
+            m += matched;
+        }
+        println!("{:<52} {c:>6} {m:>8} {:>11}", "total", c - m);
+        let bad: Vec<String> = self
+            .rows
+            .iter()
+            .flat_map(|(case, _, _, errs)| errs.iter().take(5).map(move |e| format!("{case}: {e}")))
+            .collect();
+        assert!(bad.is_empty(), "mismatches:\n{}", bad.join("\n"));
+        assert!(c > 0, "no cases checked");
+    }
+}
+
+/// A front-end-shaped job: the module's addresses cut into stacks of a few frames.
+pub fn job(debug_name: &str, breakpad_id: &str, offsets: &[u64]) -> Value {
+    let stacks: Vec<Value> = offsets
+        .chunks(16)
+        .map(|c| Value::Array(c.iter().map(|o| json!([0, o])).collect()))
+        .collect();
+    json!({ "memoryMap": [[debug_name, breakpad_id]], "stacks": stacks })
+}
+
+/// The frames of a job's answer, flattened in request order.
+pub fn frames_of(result: &Value) -> Vec<Value> {
+    result["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s.as_array().unwrap().iter().cloned())
+        .collect()
+}
