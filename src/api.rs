@@ -63,14 +63,19 @@ impl Api {
                 Some(p) => match p.read_libs() {
                     Ok(libs) => libs,
                     Err(e) => {
-                        eprintln!("warning: {e}; symbolicating without the profile's library hints");
+                        eprintln!(
+                            "warning: {e}; symbolicating without the profile's library hints"
+                        );
                         Vec::new()
                     }
                 },
             };
             let list = LibList::new(libs);
             if !self.quiet && self.profile.is_some() {
-                eprintln!("Found {} libraries with debug IDs in the profile.", list.len());
+                eprintln!(
+                    "Found {} libraries with debug IDs in the profile.",
+                    list.len()
+                );
             }
             self.libs = Some(list);
         }
@@ -334,11 +339,22 @@ mod tests {
     fn request_errors_name_the_field() {
         let err = |v: Value| parse_symbolicate_request(&v).unwrap_err().message;
         assert!(err(json!({"stacks": []})).contains("memoryMap"));
-        assert!(err(json!({"memoryMap": [["a","B0"]], "stacks": [[[1, 2]]]})).contains("past the memoryMap"));
-        assert!(err(json!({"memoryMap": [["a","B0"]], "stacks": [[[0, "0x2"]]]})).contains("moduleOffset"));
-        assert!(err(json!({"memoryMap": [["a","B0"]], "stacks": [[[0, -2]]]})).contains("moduleOffset"));
+        assert!(
+            err(json!({"memoryMap": [["a","B0"]], "stacks": [[[1, 2]]]}))
+                .contains("past the memoryMap")
+        );
+        assert!(
+            err(json!({"memoryMap": [["a","B0"]], "stacks": [[[0, "0x2"]]]}))
+                .contains("moduleOffset")
+        );
+        assert!(
+            err(json!({"memoryMap": [["a","B0"]], "stacks": [[[0, -2]]]})).contains("moduleOffset")
+        );
         assert!(err(json!([1])).contains("object"));
-        let jobs = parse_symbolicate_request(&json!({"jobs": [{"memoryMap": [["a","B0"]], "stacks": [[[0, 5], [-1, 7]]]}]})).unwrap();
+        let jobs = parse_symbolicate_request(
+            &json!({"jobs": [{"memoryMap": [["a","B0"]], "stacks": [[[0, 5], [-1, 7]]]}]}),
+        )
+        .unwrap();
         assert_eq!(jobs[0].stacks[0], vec![(Some(0), 5), (None, 7)]);
     }
 }

@@ -114,8 +114,11 @@ pub fn run(inv: Invocation) -> i32 {
             }
             code
         }
-        Command::Symbolicate { .. } => {
-            eprintln!("error: `symbolicate` is not supported yet");
+        Command::Symbolicate { profile, .. } => {
+            eprintln!(
+                "error: `symbolicate` is not supported yet (profile {} left as it is)",
+                profile.display()
+            );
             EXIT_FAILURE
         }
     }

@@ -4,6 +4,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub const HELP: &str = "\
 profiler-symbol-server: open a Gecko profile in the Firefox Profiler and symbolicate it
@@ -43,6 +44,8 @@ SERVER OPTIONS (load):
     --address IP                Address to bind. [default: 127.0.0.1]
     --profiler-url URL          Front-end to open. [default: $PROFILER_URL, else
                                 https://profiler.firefox.com]
+    --read-timeout SECS         Drop a client that stalls this long mid-request or
+                                mid-answer, so it cannot hold up the others. [default: 10]
 
 SYMBOLICATE OPTIONS:
     -o, --output OUT            Where to write the symbolicated profile (.gz: gzipped).
@@ -98,6 +101,8 @@ pub struct ServerOptions {
     pub port: PortSpec,
     pub address: IpAddr,
     pub profiler_url: String,
+    /// How long a client may stall while sending a request or taking an answer.
+    pub read_timeout: Duration,
 }
 
 #[derive(Debug)]
@@ -108,7 +113,9 @@ pub enum Command {
     },
     Symbolicate {
         profile: PathBuf,
+        #[allow(dead_code)] // written by the `symbolicate` mode, still to come
         output: Option<PathBuf>,
+        #[allow(dead_code)]
         sidecar: Option<Option<PathBuf>>,
     },
     Query {
@@ -141,8 +148,12 @@ pub fn parse_port(s: &str) -> Result<PortSpec, UsageError> {
 }
 
 fn string(v: OsString, opt: &str) -> Result<String, UsageError> {
-    v.into_string()
-        .map_err(|v| UsageError(format!("{opt}: '{}' is not valid UTF-8", v.to_string_lossy())))
+    v.into_string().map_err(|v| {
+        UsageError(format!(
+            "{opt}: '{}' is not valid UTF-8",
+            v.to_string_lossy()
+        ))
+    })
 }
 
 /// Parses the arguments after the program name. `profiler_url_env` is `$PROFILER_URL`.
@@ -161,6 +172,7 @@ where
     let mut profiler_url = profiler_url_env
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "https://profiler.firefox.com".to_string());
+    let mut read_timeout = Duration::from_secs(10);
     let mut output: Option<PathBuf> = None;
     let mut sidecar: Option<Option<PathBuf>> = None;
 
@@ -206,6 +218,17 @@ where
                 }
                 profiler_url = s;
             }
+            Long("read-timeout") => {
+                let s = string(parser.value()?, "--read-timeout")?;
+                read_timeout = s
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|t| *t > 0.0 && *t < 86400.0)
+                    .map(Duration::from_secs_f64)
+                    .ok_or_else(|| {
+                        UsageError(format!("--read-timeout: '{s}' is not a number of seconds"))
+                    })?;
+            }
             Short('o') | Long("output") => output = Some(parser.value()?.into()),
             Long("sidecar") => sidecar = Some(parser.optional_value().map(PathBuf::from)),
             Value(v) => {
@@ -249,6 +272,7 @@ where
                     port,
                     address,
                     profiler_url,
+                    read_timeout,
                 },
             }
         }
@@ -306,7 +330,16 @@ mod tests {
 
     #[test]
     fn modes() {
-        let inv = p(&["prof.json", "--symbol-dir", "a", "--symbol-dir=b", "-n", "-P", "0"]).unwrap();
+        let inv = p(&[
+            "prof.json",
+            "--symbol-dir",
+            "a",
+            "--symbol-dir=b",
+            "-n",
+            "-P",
+            "0",
+        ])
+        .unwrap();
         match inv.command {
             Command::Load { profile, server } => {
                 assert_eq!(profile, Some(PathBuf::from("prof.json")));

@@ -59,7 +59,13 @@ mod tests {
     #[test]
     fn spec_example() {
         let build_id: Vec<u8> = (0..20)
-            .map(|i| u8::from_str_radix(&"8d9b4a0f1e2c3d4e5f60718293a4b5c6d7e8f901"[i * 2..i * 2 + 2], 16).unwrap())
+            .map(|i| {
+                u8::from_str_radix(
+                    &"8d9b4a0f1e2c3d4e5f60718293a4b5c6d7e8f901"[i * 2..i * 2 + 2],
+                    16,
+                )
+                .unwrap()
+            })
             .collect();
         assert_eq!(
             elf_from_build_id(&build_id, true),
@@ -75,7 +81,7 @@ mod tests {
     fn short_build_id_is_padded() {
         assert_eq!(
             elf_from_build_id(&[1, 2, 3, 4, 5, 6, 7, 8], true),
-            "04030201060508070000000000000000" .to_string() + "0"
+            "04030201060508070000000000000000".to_string() + "0"
         );
         assert!(is_valid("0F4A9B8D2C1E4E3D5F60718293A4B5C60"));
         assert!(!is_valid("xyz"));

@@ -56,7 +56,8 @@ impl LibList {
         let mut libs: Vec<Lib> = Vec::with_capacity(all.len());
         for lib in all {
             if !libs.iter().any(|l| {
-                l.debug_name == lib.debug_name && l.breakpad_id.eq_ignore_ascii_case(&lib.breakpad_id)
+                l.debug_name == lib.debug_name
+                    && l.breakpad_id.eq_ignore_ascii_case(&lib.breakpad_id)
             }) {
                 libs.push(lib);
             }
@@ -70,15 +71,7 @@ impl LibList {
             .find(|l| l.debug_name == debug_name && l.breakpad_id.eq_ignore_ascii_case(breakpad_id))
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Lib> {
-        self.libs.iter()
-    }
-
     pub fn len(&self) -> usize {
         self.libs.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.libs.is_empty()
     }
 }

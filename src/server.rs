@@ -17,8 +17,6 @@ use crate::profile::ProfileFile;
 
 /// Largest request body accepted.
 pub const MAX_BODY: u64 = 64 << 20;
-/// How long a client may take to send its request (or take our answer).
-const SOCKET_TIMEOUT: Duration = Duration::from_secs(15);
 
 #[derive(Debug)]
 pub struct ServerError(pub String);
@@ -35,7 +33,7 @@ static STOP: AtomicBool = AtomicBool::new(false);
 #[cfg(unix)]
 mod sys {
     //! The few libc calls needed, declared here rather than pulling in a crate.
-    use std::os::fd::AsRawFd;
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
     use std::time::Duration;
 
     #[repr(C)]
@@ -46,30 +44,96 @@ mod sys {
 
     unsafe extern "C" {
         fn setsockopt(fd: i32, level: i32, name: i32, value: *const Timeval, len: u32) -> i32;
+        fn getpeername(fd: i32, addr: *mut u8, len: *mut u32) -> i32;
+        fn getsockname(fd: i32, addr: *mut u8, len: *mut u32) -> i32;
         fn signal(signum: i32, handler: extern "C" fn(i32)) -> usize;
+        fn shutdown(fd: i32, how: i32) -> i32;
     }
 
     #[cfg(target_os = "linux")]
-    const SOCKET_LEVEL: (i32, i32, i32) = (1, 20, 21); // SOL_SOCKET, SO_RCVTIMEO, SO_SNDTIMEO
+    const SOCKET_OPTS: (i32, i32, i32) = (1, 20, 21); // SOL_SOCKET, SO_RCVTIMEO, SO_SNDTIMEO
     #[cfg(not(target_os = "linux"))]
-    const SOCKET_LEVEL: (i32, i32, i32) = (0xffff, 0x1006, 0x1005);
+    const SOCKET_OPTS: (i32, i32, i32) = (0xffff, 0x1006, 0x1005);
+    #[cfg(target_os = "linux")]
+    const AF_INET6: u8 = 10;
+    #[cfg(not(target_os = "linux"))]
+    const AF_INET6: u8 = 30;
 
-    /// Accepted sockets inherit these from the listener, so every connection gets them:
-    /// a client that stalls mid-request fails its read instead of wedging the loop.
-    pub fn set_timeouts(listener: &std::net::TcpListener, t: Duration) {
-        if cfg!(not(target_pointer_width = "64")) {
-            return;
+    fn decode(buf: &[u8; 128]) -> Option<SocketAddr> {
+        // Linux: u16 family first; the BSDs: a length byte, then the family byte.
+        let family = if cfg!(target_os = "linux") {
+            u16::from_ne_bytes([buf[0], buf[1]]) as u8
+        } else {
+            buf[1]
+        };
+        let port = u16::from_be_bytes([buf[2], buf[3]]);
+        match family {
+            2 => Some(SocketAddr::new(
+                IpAddr::V4(Ipv4Addr::new(buf[4], buf[5], buf[6], buf[7])),
+                port,
+            )),
+            f if f == AF_INET6 => {
+                let mut a = [0u8; 16];
+                a.copy_from_slice(&buf[8..24]);
+                Some(SocketAddr::new(IpAddr::V6(Ipv6Addr::from(a)), port))
+            }
+            _ => None,
         }
+    }
+
+    fn addr_of(fd: i32, peer: bool) -> Option<SocketAddr> {
+        let mut buf = [0u8; 128];
+        let mut len = buf.len() as u32;
+        // SAFETY: buf is writable for len bytes; a bad fd only makes the call fail.
+        let rc = unsafe {
+            if peer {
+                getpeername(fd, buf.as_mut_ptr(), &mut len)
+            } else {
+                getsockname(fd, buf.as_mut_ptr(), &mut len)
+            }
+        };
+        if rc == 0 { decode(&buf) } else { None }
+    }
+
+    fn open_fds() -> Vec<i32> {
+        match std::fs::read_dir("/proc/self/fd").or_else(|_| std::fs::read_dir("/dev/fd")) {
+            Ok(dir) => dir
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect(),
+            Err(_) => (3..4096).collect(),
+        }
+    }
+
+    /// tiny_http hides a request's socket; find it by its two addresses and give it read
+    /// and write timeouts, so a client that stalls mid-body fails its read instead of
+    /// wedging the loop. (A timeout on the listener would also hit accept() and stop
+    /// tiny_http's accept thread.)
+    pub fn set_timeouts(peer: SocketAddr, local: SocketAddr, t: Duration) -> Option<i32> {
+        let fd = open_fds()
+            .into_iter()
+            .filter(|&fd| fd > 2)
+            .find(|&fd| addr_of(fd, true) == Some(peer) && addr_of(fd, false) == Some(local))?;
         let tv = Timeval {
             tv_sec: t.as_secs() as i64,
-            tv_usec: 0,
+            tv_usec: i64::from(t.subsec_micros()),
         };
-        let (level, rcv, snd) = SOCKET_LEVEL;
-        let fd = listener.as_raw_fd();
-        // SAFETY: fd is a valid socket for the listener's lifetime; tv outlives the calls.
+        let (level, rcv, snd) = SOCKET_OPTS;
+        let len = std::mem::size_of::<Timeval>() as u32;
+        // SAFETY: fd is an open socket of this process; tv outlives the calls.
         unsafe {
-            setsockopt(fd, level, rcv, &tv, std::mem::size_of::<Timeval>() as u32);
-            setsockopt(fd, level, snd, &tv, std::mem::size_of::<Timeval>() as u32);
+            setsockopt(fd, level, rcv, &tv, len);
+            setsockopt(fd, level, snd, &tv, len);
+        }
+        Some(fd)
+    }
+
+    /// Ends both directions of a connection whose client failed us, so that tiny_http
+    /// does not wait a second timeout draining the rest of its body. The fd stays open
+    /// (tiny_http owns and closes it).
+    pub fn hang_up(fd: i32) {
+        // SAFETY: shutdown on an fd of this process; it does not close it.
+        unsafe {
+            shutdown(fd, 2); // SHUT_RDWR
         }
     }
 
@@ -88,7 +152,14 @@ mod sys {
 
 #[cfg(not(unix))]
 mod sys {
-    pub fn set_timeouts(_: &std::net::TcpListener, _: std::time::Duration) {}
+    pub fn set_timeouts(
+        _: std::net::SocketAddr,
+        _: std::net::SocketAddr,
+        _: std::time::Duration,
+    ) -> Option<i32> {
+        None
+    }
+    pub fn hang_up(_: i32) {}
     pub fn install_ctrl_c() {}
 }
 
@@ -130,7 +201,10 @@ pub fn percent_encode(s: &str) -> String {
 
 fn bind(address: IpAddr, port: PortSpec) -> Result<TcpListener, ServerError> {
     let fail = |p: u16, e: std::io::Error| {
-        ServerError(format!("cannot listen on {}: {e}", SocketAddr::new(address, p)))
+        ServerError(format!(
+            "cannot listen on {}: {e}",
+            SocketAddr::new(address, p)
+        ))
     };
     match port {
         PortSpec::Exact(p) => TcpListener::bind((address, p)).map_err(|e| fail(p, e)),
@@ -159,6 +233,7 @@ pub struct Server {
     profile: Option<ProfileFile>,
     api: Api,
     profiler_url: String,
+    read_timeout: Duration,
 }
 
 impl Server {
@@ -168,7 +243,6 @@ impl Server {
         api: Api,
     ) -> Result<Server, ServerError> {
         let listener = bind(opts.address, opts.port)?;
-        sys::set_timeouts(&listener, SOCKET_TIMEOUT);
         let local = listener
             .local_addr()
             .map_err(|e| ServerError(format!("cannot read the listening address: {e}")))?;
@@ -193,6 +267,7 @@ impl Server {
             profile,
             api,
             profiler_url: opts.profiler_url.clone(),
+            read_timeout: opts.read_timeout,
         })
     }
 
@@ -215,7 +290,11 @@ impl Server {
                 percent_encode(&format!("{server}/profile.json")),
                 percent_encode(&server)
             ),
-            None => format!("{}/?symbolServer={}", self.profiler_url, percent_encode(&server)),
+            None => format!(
+                "{}/?symbolServer={}",
+                self.profiler_url,
+                percent_encode(&server)
+            ),
         }
     }
 
@@ -233,13 +312,21 @@ impl Server {
     }
 
     fn serve(&mut self, mut request: Request) {
+        // Bodies of up to 1 KiB were read by tiny_http already; bigger ones, and the
+        // profile, are streamed here, in the loop.
+        let streams = request.body_length().is_none_or(|n| n > 1024)
+            || request.url().ends_with("/profile.json");
+        let fd = match request.remote_addr() {
+            Some(peer) if streams => sys::set_timeouts(*peer, self.local, self.read_timeout),
+            _ => None,
+        };
         let host_ok = request
             .headers()
             .iter()
             .find(|h| h.field.equiv("Host"))
             .is_some_and(|h| {
                 let host = h.value.as_str().to_ascii_lowercase();
-                self.allowed_hosts.iter().any(|a| *a == host)
+                self.allowed_hosts.contains(&host)
             });
         if !host_ok {
             let _ = request.respond(json_response(
@@ -264,7 +351,10 @@ impl Server {
                 return;
             }
         };
-        let response = match catch_unwind(AssertUnwindSafe(|| self.under_prefix(&mut request, &rest))) {
+        let mut failed_client = false;
+        let response = match catch_unwind(AssertUnwindSafe(|| {
+            self.under_prefix(&mut request, &rest, &mut failed_client)
+        })) {
             Ok(r) => r,
             Err(_) => json_response(
                 500,
@@ -275,9 +365,17 @@ impl Server {
         if let Err(e) = request.respond(response) {
             eprintln!("warning: sending a response to {path} failed: {e}");
         }
+        if failed_client && let Some(fd) = fd {
+            sys::hang_up(fd);
+        }
     }
 
-    fn under_prefix(&mut self, request: &mut Request, rest: &str) -> Response<Box<dyn Read + Send>> {
+    fn under_prefix(
+        &mut self,
+        request: &mut Request,
+        rest: &str,
+        failed_client: &mut bool,
+    ) -> Response<Box<dyn Read + Send>> {
         let method = request.method().clone();
         if method == Method::Options {
             return preflight(request);
@@ -289,7 +387,11 @@ impl Server {
                     Ok(v) => json_response(200, &v, true),
                     Err(e) => error_response(&e),
                 },
-                Err(e) => error_response(&e),
+                Err(e) => {
+                    // Too big or too slow: do not wait for the rest of it.
+                    *failed_client = true;
+                    error_response(&e)
+                }
             },
             (_, path) => error_response(&ApiError {
                 status: 404,
@@ -373,7 +475,8 @@ fn preflight(request: &Request) -> Response<Box<dyn Read + Send>> {
         r.add_header(header("Access-Control-Allow-Methods", "POST, GET, OPTIONS"));
         r.add_header(header("Access-Control-Max-Age", "86400"));
         if let Some(h) = get("Access-Control-Request-Headers")
-            && let Ok(h) = Header::from_bytes("Access-Control-Allow-Headers".as_bytes(), h.as_bytes())
+            && let Ok(h) =
+                Header::from_bytes("Access-Control-Allow-Headers".as_bytes(), h.as_bytes())
         {
             r.add_header(h);
         }

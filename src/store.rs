@@ -104,7 +104,11 @@ impl SymbolStore {
             LoadError::new(kind, path, e)
         })?;
         let kind = object::FileKind::parse(&*data).map_err(|_| {
-            LoadError::new("UnknownFormat", path, "not an object file this tool can read")
+            LoadError::new(
+                "UnknownFormat",
+                path,
+                "not an object file this tool can read",
+            )
         })?;
         match kind {
             object::FileKind::Elf32 | object::FileKind::Elf64 => {
@@ -144,9 +148,11 @@ impl SymbolStore {
     ) -> Result<Rc<Module>, Vec<LoadError>> {
         self.clock += 1;
         let clock = self.clock;
-        if let Some(e) = self.cache.iter_mut().find(|e| {
-            e.debug_name == debug_name && debugid::same_id(&e.breakpad_id, breakpad_id)
-        }) {
+        if let Some(e) = self
+            .cache
+            .iter_mut()
+            .find(|e| e.debug_name == debug_name && debugid::same_id(&e.breakpad_id, breakpad_id))
+        {
             e.last_used = clock;
             return Ok(e.module.clone());
         }
@@ -166,7 +172,12 @@ impl SymbolStore {
                 ),
             });
         }
-        self.log(|| format!("{debug_name}/{breakpad_id}: {} candidate(s)", candidates.len()));
+        self.log(|| {
+            format!(
+                "{debug_name}/{breakpad_id}: {} candidate(s)",
+                candidates.len()
+            )
+        });
         for path in candidates {
             match self.try_load(&path, breakpad_id) {
                 Ok(module) => {
@@ -214,9 +225,5 @@ impl SymbolStore {
             cost,
             last_used: self.clock,
         });
-    }
-
-    pub fn cached_modules(&self) -> usize {
-        self.cache.len()
     }
 }

@@ -26,13 +26,21 @@ fn symbol_dir_args(truths: &[Truth]) -> Vec<String> {
 }
 
 fn debug_name(t: &Truth) -> String {
-    t.image().file_name().unwrap().to_string_lossy().into_owned()
+    t.image()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[test]
 fn every_elf_truth_case_matches() {
     let truths = elf_truths();
-    assert!(truths.len() >= 14, "expected every ELF truth file, found {}", truths.len());
+    assert!(
+        truths.len() >= 14,
+        "expected every ELF truth file, found {}",
+        truths.len()
+    );
     let args = symbol_dir_args(&truths);
     let server = Server::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let mut table = Agreement::default();
@@ -90,7 +98,11 @@ fn query_answers_like_the_server() {
         .arg(&req_file)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let from_query: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(from_query, over_http);
     // And the answer is the right one, not merely the same.
@@ -115,7 +127,10 @@ fn query_answers_like_the_server() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
-    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), over_http);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap(),
+        over_http
+    );
 }
 
 #[test]
@@ -139,7 +154,10 @@ fn a_file_with_another_debug_id_is_never_used() {
     let errors = result["module_errors"][&key].as_array().unwrap();
     assert!(
         errors.iter().any(|e| e["name"] == "UnmatchedDebugId"
-            && e["message"].as_str().unwrap().contains(&t.image().display().to_string())),
+            && e["message"]
+                .as_str()
+                .unwrap()
+                .contains(&t.image().display().to_string())),
         "{errors:?}"
     );
     for f in frames_of(result) {
@@ -155,4 +173,53 @@ fn a_file_with_another_debug_id_is_never_used() {
         r["results"][0]["found_modules"][format!("{}/{lower}", debug_name(t))],
         json!(true)
     );
+}
+
+#[test]
+fn corrupt_and_truncated_debug_files_are_module_errors() {
+    let truths = elf_truths();
+    let t = truths
+        .iter()
+        .find(|t| t.case() == "elf/tmpl-gcc-O2-dwarf4")
+        .unwrap();
+    let dir = scratch("corrupt-debug-files");
+    let data = std::fs::read(t.image()).unwrap();
+    let name = debug_name(t);
+    let server = Server::start(&["--symbol-dir", dir.to_str().unwrap()]);
+    let offsets = t.offsets();
+    for (what, bytes) in [
+        ("truncated", data[..data.len() / 3].to_vec()),
+        ("not an object file", b"garbage, not ELF".to_vec()),
+        ("empty", Vec::new()),
+    ] {
+        std::fs::write(dir.join(&name), &bytes).unwrap();
+        let r = server.post_json("/symbolicate/v5", &job(&name, &t.breakpad_id(), &offsets));
+        assert_eq!(r.status, 200, "{what}");
+        let v = r.json();
+        let key = format!("{name}/{}", t.breakpad_id());
+        assert_eq!(
+            v["results"][0]["found_modules"][&key],
+            json!(false),
+            "{what}"
+        );
+        let errors = v["results"][0]["module_errors"][&key].to_string();
+        assert!(
+            errors.contains(&dir.join(&name).display().to_string()),
+            "{what}: {errors}"
+        );
+        assert!(
+            frames_of(&v["results"][0])
+                .iter()
+                .all(|f| f.get("function").is_none())
+        );
+        server.assert_alive();
+    }
+    // Once the real file is there, the same server finds it.
+    std::fs::write(dir.join(&name), &data).unwrap();
+    let v = server
+        .post_json("/symbolicate/v5", &job(&name, &t.breakpad_id(), &offsets))
+        .json();
+    for (f, e) in frames_of(&v["results"][0]).iter().zip(&t.addresses) {
+        check_frame(f, e).unwrap();
+    }
 }

@@ -56,8 +56,8 @@ impl DwarfResolver {
             };
             Ok(reader(data, endian, &mut cost))
         })?;
-        let ctx = addr2line::Context::from_dwarf(dwarf)
-            .map_err(|e| format!("invalid DWARF: {e}"))?;
+        let ctx =
+            addr2line::Context::from_dwarf(dwarf).map_err(|e| format!("invalid DWARF: {e}"))?;
         let package = load_dwp(binary, endian, &mut cost);
         Ok(Some(DwarfResolver {
             ctx,
@@ -205,7 +205,11 @@ fn load_split_sections(
     })
 }
 
-fn load_dwp(binary: &Path, endian: RunTimeEndian, cost: &mut u64) -> Option<gimli::DwarfPackage<R>> {
+fn load_dwp(
+    binary: &Path,
+    endian: RunTimeEndian,
+    cost: &mut u64,
+) -> Option<gimli::DwarfPackage<R>> {
     let mut name = binary.as_os_str().to_owned();
     name.push(".dwp");
     let path = PathBuf::from(name);
@@ -218,6 +222,8 @@ fn load_dwp(binary: &Path, endian: RunTimeEndian, cost: &mut u64) -> Option<giml
 }
 
 impl SplitDwarf {
+    // addr2line takes split units as `Arc`; this program is single-threaded.
+    #[allow(clippy::arc_with_non_send_sync)]
     fn load(&self, load: &SplitDwarfLoad<R>) -> Option<Arc<gimli::Dwarf<R>>> {
         if let Some(package) = &self.package
             && let Ok(Some(dwarf)) = package.find_cu(load.dwo_id, &load.parent)

@@ -12,9 +12,6 @@ use super::{LoadContext, LoadError, Symbolized};
 use crate::debugid;
 
 pub struct ElfModule {
-    pub path: PathBuf,
-    pub debug_id: String,
-    pub code_id: Option<String>,
     /// `p_vaddr` of the first `PT_LOAD`: module offsets are relative to it.
     base: u64,
     /// Executable `PT_LOAD` ranges: no function lives outside them, whatever stale DWARF
@@ -50,9 +47,7 @@ pub fn section_data(file: &object::File<'_>, name: &str) -> Result<Option<Vec<u8
             }
             Ok(Some(out))
         }
-        other => Err(format!(
-            "section {name}: unsupported compression {other:?}"
-        )),
+        other => Err(format!("section {name}: unsupported compression {other:?}")),
     }
 }
 
@@ -152,9 +147,9 @@ fn find_separate_debug(
 impl ElfModule {
     pub fn load(data: &[u8], ctx: &LoadContext<'_>) -> Result<ElfModule, LoadError> {
         let path = ctx.path;
-        let file = object::File::parse(data)
-            .map_err(|e| LoadError::new("ParseError", path, format!("not a valid ELF file: {e}")))?;
-        let (debug_id, code_id) = identify(&file);
+        let file = object::File::parse(data).map_err(|e| {
+            LoadError::new("ParseError", path, format!("not a valid ELF file: {e}"))
+        })?;
         let base = file.segments().next().map(|s| s.address()).unwrap_or(0);
         let code = file
             .segments()
@@ -175,7 +170,11 @@ impl ElfModule {
         let dwarf = match &separate {
             Some((debug_path, debug_data)) => {
                 let debug_file = object::File::parse(&**debug_data).map_err(|e| {
-                    LoadError::new("ParseError", debug_path, format!("not a valid ELF file: {e}"))
+                    LoadError::new(
+                        "ParseError",
+                        debug_path,
+                        format!("not a valid ELF file: {e}"),
+                    )
                 })?;
                 if ctx.verbose {
                     eprintln!("  using separate debug file {}", debug_path.display());
@@ -188,9 +187,6 @@ impl ElfModule {
                 .map_err(|e| LoadError::new("ParseError", path, e))?,
         };
         Ok(ElfModule {
-            path: path.to_path_buf(),
-            debug_id,
-            code_id,
             base,
             code,
             dwarf,

@@ -49,18 +49,6 @@ impl Module {
             Module::Elf(m) => m.cost(),
         }
     }
-
-    pub fn debug_id(&self) -> &str {
-        match self {
-            Module::Elf(m) => &m.debug_id,
-        }
-    }
-
-    pub fn path(&self) -> &Path {
-        match self {
-            Module::Elf(m) => &m.path,
-        }
-    }
 }
 
 /// Why a candidate file could not be used.

@@ -39,10 +39,6 @@ impl SymbolTable {
         self.syms.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.syms.is_empty()
-    }
-
     /// The symbol whose [start, start+size) holds `addr`, as a name, start and size.
     pub fn find(&self, addr: u64) -> Option<(&str, u64, u64)> {
         let i = self.syms.partition_point(|s| s.start <= addr);

@@ -15,7 +15,11 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_profiler-symbol-server");
 
 pub fn corpus() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    assert!(p.is_dir(), "the shared corpus is expected at {}", p.display());
+    assert!(
+        p.is_dir(),
+        "the shared corpus is expected at {}",
+        p.display()
+    );
     p.canonicalize().unwrap()
 }
 
@@ -77,7 +81,9 @@ impl Server {
                     if n == 0 {
                         break;
                     }
-                    sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                    sink.lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n]));
                 }
             });
         }
@@ -98,7 +104,12 @@ impl Server {
             .nth(1)
             .expect("symbolServer parameter");
         let base = percent_decode(enc);
-        let hostport = base.strip_prefix("http://").unwrap().split('/').next().unwrap();
+        let hostport = base
+            .strip_prefix("http://")
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap();
         let addr: SocketAddr = hostport.parse().unwrap();
         let token = base.rsplit('/').next().unwrap().to_string();
         Server {
@@ -198,13 +209,23 @@ pub fn http(
     read_response(&mut s)
 }
 
+/// Reads one response: up to its Content-Length, the end of its chunks, or EOF. It does
+/// not wait for the server to close the connection.
 pub fn read_response(s: &mut TcpStream) -> Response {
     let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no HTTP header in {:?}", String::from_utf8_lossy(&raw)));
+    let mut buf = vec![0u8; 1 << 16];
+    let end = loop {
+        if let Some(p) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p;
+        }
+        let n = s.read(&mut buf).unwrap_or(0);
+        assert!(
+            n > 0,
+            "connection closed before a full HTTP header: {:?}",
+            String::from_utf8_lossy(&raw)
+        );
+        raw.extend_from_slice(&buf[..n]);
+    };
     let head = String::from_utf8_lossy(&raw[..end]).to_string();
     let mut lines = head.split("\r\n");
     let status: u16 = lines
@@ -219,16 +240,32 @@ pub fn read_response(s: &mut TcpStream) -> Response {
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect();
+    let get = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
     let mut body = raw[end + 4..].to_vec();
-    let chunked = headers
-        .iter()
-        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
-    if chunked {
+    let mut fill = |body: &mut Vec<u8>, done: &dyn Fn(&[u8]) -> bool| {
+        while !done(body) {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => body.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    if let Some(len) = get("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        fill(&mut body, &|b| b.len() >= len);
+        body.truncate(len);
+    } else if get("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        fill(&mut body, &|b| b.ends_with(b"0\r\n\r\n"));
         let mut out = Vec::new();
         let mut rest = &body[..];
         loop {
             let nl = rest.windows(2).position(|w| w == b"\r\n").unwrap();
-            let n = usize::from_str_radix(std::str::from_utf8(&rest[..nl]).unwrap().trim(), 16).unwrap();
+            let n = usize::from_str_radix(std::str::from_utf8(&rest[..nl]).unwrap().trim(), 16)
+                .unwrap();
             if n == 0 {
                 break;
             }
@@ -236,6 +273,8 @@ pub fn read_response(s: &mut TcpStream) -> Response {
             rest = &rest[nl + 2 + n + 2..];
         }
         body = out;
+    } else if status != 204 && status != 304 {
+        fill(&mut body, &|_| false);
     }
     Response {
         status,
@@ -287,7 +326,10 @@ impl Truth {
     }
 
     pub fn breakpad_id(&self) -> String {
-        self.header["module"]["breakpad_id"].as_str().unwrap().to_string()
+        self.header["module"]["breakpad_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
     }
 
     pub fn offsets(&self) -> Vec<u64> {
@@ -327,7 +369,9 @@ fn fold(s: &str) -> String {
 
 fn strip_rust_hash(s: &str) -> &str {
     match s.rfind("::h") {
-        Some(i) if s.len() - i == 19 && s[i + 3..].bytes().all(|b| b.is_ascii_hexdigit()) => &s[..i],
+        Some(i) if s.len() - i == 19 && s[i + 3..].bytes().all(|b| b.is_ascii_hexdigit()) => {
+            &s[..i]
+        }
         _ => s,
     }
 }
@@ -353,8 +397,12 @@ fn reduce(s: &str) -> String {
 /// The SPEC's rule: equal to an accepted spelling after folding, or the same reduced name.
 pub fn name_matches(got: &str, spellings: &[&str]) -> bool {
     let got = strip_rust_hash(got);
-    spellings.iter().any(|s| fold(got) == fold(strip_rust_hash(s)))
-        || spellings.iter().any(|s| reduce(got) == reduce(strip_rust_hash(s)))
+    spellings
+        .iter()
+        .any(|s| fold(got) == fold(strip_rust_hash(s)))
+        || spellings
+            .iter()
+            .any(|s| reduce(got) == reduce(strip_rust_hash(s)))
 }
 
 fn spellings(v: &Value) -> Vec<&str> {
@@ -383,7 +431,10 @@ pub fn check_frame(frame: &Value, entry: &Value) -> Result<(), String> {
     let e = &entry["expect"];
     let offset = parse_hex(entry["module_offset"].as_str().unwrap());
     if frame["module_offset"] != json!(format!("{offset:#x}")) {
-        return Err(format!("module_offset {} for {offset:#x}", frame["module_offset"]));
+        return Err(format!(
+            "module_offset {} for {offset:#x}",
+            frame["module_offset"]
+        ));
     }
     if e["found"] == json!(false) {
         if let Some(f) = frame.get("function") {
@@ -416,7 +467,10 @@ pub fn check_frame(frame: &Value, entry: &Value) -> Result<(), String> {
     if let Some(size) = e["function_size"].as_str()
         && frame["function_size"] != json!(size)
     {
-        return Err(format!("function_size {}, expected {size}", frame["function_size"]));
+        return Err(format!(
+            "function_size {}, expected {size}",
+            frame["function_size"]
+        ));
     }
     // Our frames innermost first: the inlines, then the outer function.
     let mut got_frames: Vec<&Value> = frame["inlines"]
@@ -437,7 +491,10 @@ pub fn check_frame(frame: &Value, entry: &Value) -> Result<(), String> {
         let names = if outer { spellings(e) } else { spellings(w) };
         let gname = g["function"].as_str().unwrap_or("");
         if !name_matches(gname, &names) {
-            return Err(format!("frame {k}: function {gname:?}, expected {}", w["function"]));
+            return Err(format!(
+                "frame {k}: function {gname:?}, expected {}",
+                w["function"]
+            ));
         }
         for key in ["file", "line"] {
             if g.get(key) == Some(&Value::Null) {
@@ -478,12 +535,16 @@ impl Agreement {
     pub fn add(&mut self, case: &str, results: Vec<Result<(), String>>) {
         let matched = results.iter().filter(|r| r.is_ok()).count();
         let errs: Vec<String> = results.into_iter().filter_map(Result::err).collect();
-        self.rows.push((case.to_string(), matched + errs.len(), matched, errs));
+        self.rows
+            .push((case.to_string(), matched + errs.len(), matched, errs));
     }
 
     /// Prints the table and panics with the first mismatches if there are any.
     pub fn finish(self, title: &str) {
-        println!("\n{title}\n{:<52} {:>6} {:>8} {:>11}", "case", "cases", "matched", "mismatched");
+        println!(
+            "\n{title}\n{:<52} {:>6} {:>8} {:>11}",
+            "case", "cases", "matched", "mismatched"
+        );
         let (mut c, mut m) = (0, 0);
         for (case, cases, matched, _) in &self.rows {
             println!("{case:<52} {cases:>6} {matched:>8} {:>11}", cases - matched);

@@ -1,0 +1,154 @@
+//! The command line: help, versions, usage errors (exit 2), runtime failures (exit 1).
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::*;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn help_and_version() {
+    let o = run(&["--help"]);
+    assert!(o.status.success());
+    let help = String::from_utf8_lossy(&o.stdout);
+    for opt in [
+        "--symbol-dir",
+        "--breakpad-symbol-dir",
+        "--symbols-zip",
+        "--windows-symbol-path",
+        "--verbose",
+        "--quiet",
+        "--no-open",
+        "--port",
+        "--address",
+        "--profiler-url",
+        "query",
+        "symbolicate",
+    ] {
+        assert!(help.contains(opt), "--help does not explain {opt}");
+    }
+    let o = run(&["-V"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("profiler-symbol-server "));
+}
+
+#[test]
+fn usage_errors_exit_2_and_name_the_option() {
+    for (args, needle) in [
+        (&["--bogus"][..], "--bogus"),
+        (&["--port", "abc"], "--port"),
+        (&["--address", "nowhere"], "--address"),
+        (&["--profiler-url", "ftp://x"], "--profiler-url"),
+        (&["query"], "API-PATH"),
+        (&["symbolicate"], "PROFILE"),
+        (&["a.json", "b.json"], "b.json"),
+    ] {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn runtime_failures_exit_1_and_name_the_file() {
+    let o = run(&["--no-open", "/nonexistent/profile.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("/nonexistent/profile.json"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+
+    let o = run(&["query", "/symbolicate/v5", "/nonexistent/req.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("/nonexistent/req.json"));
+
+    // A bad request in query mode: exit 1, the error as JSON on stdout.
+    let dir = scratch("cli-bad-query");
+    let req = dir.join("req.json");
+    std::fs::write(&req, br#"{"stacks": []}"#).unwrap();
+    let o = run(&["query", "/symbolicate/v5", req.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("memoryMap"));
+}
+
+#[test]
+fn an_exact_port_that_is_taken_fails_clearly() {
+    let server = Server::start(&[]);
+    let port = server.addr.port().to_string();
+    let o = run(&["--no-open", "-P", &port]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(&port), "{}", stderr(&o));
+    // N+ moves on to the next free port instead (and is stopped right away).
+    let mut child = Command::new(BIN)
+        .args(["--no-open", "-P", &format!("{port}+")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(line.contains("symbolServer="), "{line}");
+    assert!(
+        !line.contains(&format!("%3A{port}%2F")),
+        "took the busy port: {line}"
+    );
+}
+
+#[test]
+fn profiler_url_comes_from_the_option_or_the_environment() {
+    let read_url = |cmd: &mut Command| {
+        let mut child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        use std::io::BufRead;
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        line
+    };
+    let line = read_url(
+        Command::new(BIN)
+            .args(["--no-open", "-P", "0"])
+            .env("PROFILER_URL", "http://localhost:4242/"),
+    );
+    assert!(
+        line.starts_with("http://localhost:4242/?symbolServer=http%3A%2F%2F127.0.0.1%3A"),
+        "{line}"
+    );
+    let line = read_url(
+        Command::new(BIN)
+            .args([
+                "--no-open",
+                "-P",
+                "0",
+                "--profiler-url",
+                "https://example.org/p",
+            ])
+            .env("PROFILER_URL", "http://localhost:4242"),
+    );
+    assert!(
+        line.starts_with("https://example.org/p/?symbolServer="),
+        "{line}"
+    );
+}

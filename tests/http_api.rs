@@ -1,0 +1,214 @@
+//! The HTTP contract (SPEC section 2): token prefix, Host check, CORS, errors, limits;
+//! and the server keeps answering after every bad request.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+
+fn error_message(r: &Response) -> String {
+    r.json()["error"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn cors_preflight_and_post() {
+    let server = Server::start(&[]);
+    let r = http(
+        server.addr,
+        "OPTIONS",
+        &server.path("/symbolicate/v5"),
+        &server.host(),
+        &[
+            ("Origin", "https://profiler.firefox.com"),
+            ("Access-Control-Request-Method", "POST"),
+            ("Access-Control-Request-Headers", "user-agent, content-type"),
+        ],
+        b"",
+    );
+    assert_eq!(r.status, 204);
+    assert_eq!(r.header("Access-Control-Allow-Origin"), Some("*"));
+    assert_eq!(
+        r.header("Access-Control-Allow-Methods"),
+        Some("POST, GET, OPTIONS")
+    );
+    assert_eq!(r.header("Access-Control-Max-Age"), Some("86400"));
+    assert_eq!(
+        r.header("Access-Control-Allow-Headers"),
+        Some("user-agent, content-type")
+    );
+
+    // text/plain, as the front-end sends it; no Content-Type needed.
+    let r = http(
+        server.addr,
+        "POST",
+        &server.path("/symbolicate/v5"),
+        &server.host(),
+        &[("Content-Type", "text/plain;charset=UTF-8"), ("Origin", "https://profiler.firefox.com")],
+        br#"{"memoryMap": [["x", "0123456789ABCDEF0123456789ABCDEF0"]], "stacks": [[[0, 16], [-1, 32]]]}"#,
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Access-Control-Allow-Origin"), Some("*"));
+    let v = r.json();
+    let frames = v["results"][0]["stacks"][0].as_array().unwrap();
+    assert_eq!(frames[0]["module_offset"], "0x10");
+    assert_eq!(frames[0]["module"], "x");
+    assert_eq!(frames[1], json!({"frame": 1, "module_offset": "0x20"}));
+    assert_eq!(
+        v["results"][0]["found_modules"]["x/0123456789ABCDEF0123456789ABCDEF0"],
+        false
+    );
+}
+
+#[test]
+fn token_and_host_are_required() {
+    let server = Server::start(&[]);
+    assert!(server.token.len() >= 32, "token of 128 bits at least");
+    // Without the token.
+    let r = http(
+        server.addr,
+        "POST",
+        "/symbolicate/v5",
+        &server.host(),
+        &[],
+        b"{}",
+    );
+    assert_eq!(r.status, 404);
+    assert_eq!(r.header("Access-Control-Allow-Origin"), None);
+    let r = http(
+        server.addr,
+        "GET",
+        "/wrongtoken/profile.json",
+        &server.host(),
+        &[],
+        b"",
+    );
+    assert_eq!(r.status, 404);
+    assert_eq!(r.header("Access-Control-Allow-Origin"), None);
+    // A prefix of the token is not the token.
+    let partial = format!("/{}/symbolicate/v5", &server.token[..20]);
+    assert_eq!(
+        http(server.addr, "POST", &partial, &server.host(), &[], b"{}").status,
+        404
+    );
+
+    // The index page does not give the token away.
+    let r = server.get("/");
+    assert_eq!(r.status, 200);
+    let page = String::from_utf8_lossy(&r.body);
+    assert!(page.contains("profiler-symbol-server"));
+    assert!(!page.contains(&server.token));
+
+    // DNS rebinding: a foreign Host is refused even with the right token.
+    let port = server.addr.port();
+    let r = http(
+        server.addr,
+        "POST",
+        &server.path("/symbolicate/v5"),
+        &format!("evil.example:{port}"),
+        &[],
+        br#"{"memoryMap": [], "stacks": []}"#,
+    );
+    assert!(r.status == 403 || r.status == 400, "status {}", r.status);
+    assert!(r.json()["error"].as_str().unwrap().contains("Host"));
+    for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}")] {
+        let r = http(
+            server.addr,
+            "POST",
+            &server.path("/symbolicate/v5"),
+            &host,
+            &[],
+            br#"{"memoryMap": [], "stacks": []}"#,
+        );
+        assert_eq!(r.status, 200, "Host {host}");
+    }
+    // Right host name, wrong port.
+    let r = http(
+        server.addr,
+        "GET",
+        "/",
+        &format!("localhost:{}", port.wrapping_add(1)),
+        &[],
+        b"",
+    );
+    assert_eq!(r.status, 403);
+    server.assert_alive();
+}
+
+#[test]
+fn bad_requests_get_clear_errors_and_the_server_goes_on() {
+    let server = Server::start(&[]);
+    let cases: &[(&[u8], &str)] = &[
+        (b"{not json", "invalid JSON"),
+        (br#"{"stacks": [[[0, 1]]]}"#, "memoryMap"),
+        (br#"{"memoryMap": [["a", "0123456789ABCDEF0123456789ABCDEF0"]], "stacks": [[[3, 1]]]}"#, "past the memoryMap"),
+        (br#"{"memoryMap": [["a", "0123456789ABCDEF0123456789ABCDEF0"]], "stacks": [[[0, "0x10"]]]}"#, "moduleOffset"),
+        (br#"{"jobs": [{"memoryMap": [["a", "0123456789ABCDEF0123456789ABCDEF0"]], "stacks": [[[0, -5]]]}]}"#, "jobs[0].stacks[0][0]"),
+    ];
+    for (body, needle) in cases {
+        let r = server.post("/symbolicate/v5", body);
+        assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(body));
+        assert_eq!(r.header("Access-Control-Allow-Origin"), Some("*"));
+        let msg = error_message(&r);
+        assert!(msg.contains(needle), "{msg:?} should mention {needle:?}");
+        server.assert_alive();
+    }
+    // Unknown API path under the prefix.
+    let r = server.post("/symbolicate/v9", b"{}");
+    assert_eq!(r.status, 404);
+    assert!(error_message(&r).contains("/symbolicate/v9"));
+    server.assert_alive();
+    // Profile asked of a server that has none.
+    assert_eq!(server.get(&server.path("/profile.json")).status, 404);
+    server.assert_alive();
+}
+
+#[test]
+fn oversized_body_is_413() {
+    let server = Server::start(&["--read-timeout", "1"]);
+    // Announced length over the 64 MiB limit: refused before reading it.
+    let mut s = std::net::TcpStream::connect(server.addr).unwrap();
+    use std::io::Write;
+    write!(
+        s,
+        "POST {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        server.path("/symbolicate/v5"),
+        server.host(),
+        65u64 << 20
+    )
+    .unwrap();
+    let r = read_response(&mut s);
+    assert_eq!(r.status, 413);
+    assert!(error_message(&r).contains("MiB"));
+    drop(s);
+    server.assert_alive();
+
+    // A body that really is that big.
+    let big = vec![b' '; (64 << 20) + 10];
+    let r = server.post("/symbolicate/v5", &big);
+    assert_eq!(r.status, 413);
+    server.assert_alive();
+}
+
+#[test]
+fn a_stalled_client_does_not_wedge_the_server() {
+    let server = Server::start(&["--read-timeout", "1"]);
+    // Announces a body and never sends it; the server must keep serving others.
+    let mut stalled = std::net::TcpStream::connect(server.addr).unwrap();
+    use std::io::Write;
+    write!(
+        stalled,
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Length: 5000\r\n\r\n{{\"jobs\"",
+        server.path("/symbolicate/v5"),
+        server.host()
+    )
+    .unwrap();
+    // A half-sent request line, also left open.
+    let mut half = std::net::TcpStream::connect(server.addr).unwrap();
+    write!(half, "GET /").unwrap();
+    // The stalled body is read in the loop; its read times out and the loop goes on.
+    server.assert_alive();
+    let r = read_response(&mut stalled);
+    assert!(r.status == 400 || r.status == 408, "status {}", r.status);
+    drop(half);
+    server.assert_alive();
+}

@@ -1,0 +1,203 @@
+//! Profiles: served as they are on disk (gzip passed through), and their libs used as
+//! hints for finding debug files.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{Value, json};
+
+fn fixture(name: &str) -> PathBuf {
+    corpus().join("fixtures/firefox-profiler").join(name)
+}
+
+fn gzip_copy(src: &Path, dir: &Path) -> PathBuf {
+    // A name that does not end in .gz: gzip is recognised by its bytes.
+    let dst = dir.join(format!(
+        "{}.compressed",
+        src.file_name().unwrap().to_string_lossy()
+    ));
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(&std::fs::read(src).unwrap()).unwrap();
+    std::fs::write(&dst, enc.finish().unwrap()).unwrap();
+    dst
+}
+
+fn expected_profiler_url(server: &Server) -> String {
+    let enc = |s: &str| {
+        s.replace('%', "%25")
+            .replace(':', "%3A")
+            .replace('/', "%2F")
+    };
+    format!(
+        "https://profiler.firefox.com/from-url/{}/?symbolServer={}",
+        enc(&format!("{}/profile.json", server.base)),
+        enc(&server.base)
+    )
+}
+
+#[test]
+fn profiles_are_served_byte_for_byte() {
+    let dir = scratch("served-profiles");
+    for name in ["gecko-2.json", "unsymbolicated.json"] {
+        let plain = fixture(name);
+        let gz = gzip_copy(&plain, &dir);
+        for (file, gzipped) in [(&plain, false), (&gz, true)] {
+            let server = Server::start(&[file.to_str().unwrap()]);
+            assert_eq!(server.profiler_url, expected_profiler_url(&server));
+            let r = server.get(&server.path("/profile.json"));
+            assert_eq!(r.status, 200);
+            assert_eq!(r.body, std::fs::read(file).unwrap(), "{}", file.display());
+            assert_eq!(
+                r.header("Content-Type"),
+                Some("application/json; charset=UTF-8")
+            );
+            assert_eq!(r.header("Access-Control-Allow-Origin"), Some("*"));
+            assert_eq!(
+                r.header("Content-Encoding"),
+                if gzipped { Some("gzip") } else { None },
+                "{}",
+                file.display()
+            );
+        }
+    }
+}
+
+/// The candidate files the server tried for a module, from its module_errors.
+fn tried(server: &Server, debug_name: &str, id: &str) -> String {
+    let r = server
+        .post_json("/symbolicate/v5", &job(debug_name, id, &[0x1000]))
+        .json();
+    let key = format!("{debug_name}/{id}");
+    assert_eq!(r["results"][0]["found_modules"][&key], json!(false));
+    r["results"][0]["module_errors"][&key].to_string()
+}
+
+#[test]
+fn libs_of_root_and_subprocesses_are_hints() {
+    let dir = scratch("lib-hints");
+    let gecko = fixture("gecko-2.json");
+    let gz = gzip_copy(&gecko, &dir);
+    for file in [&gecko, &gz] {
+        let server = Server::start(&[file.to_str().unwrap()]);
+        // A root lib and a lib of the subprocess: their `path` was tried.
+        let t = tried(&server, "firefox", "F1D957D30B413D55A539BBA06F90DD8F0");
+        assert!(
+            t.contains("/Applications/FirefoxNightly.app/Contents/MacOS/firefox:"),
+            "{t}"
+        );
+        let t = tried(
+            &server,
+            "firefox-webcontent",
+            "9F950E2CE3CD3E1ABD06D80788B606E60",
+        );
+        assert!(
+            t.contains("firefox-webcontent.app/Contents/MacOS/firefox-webcontent:"),
+            "{t}"
+        );
+        // A module the profile does not list has nothing to try.
+        let t = tried(
+            &server,
+            "not-in-profile",
+            "9F950E2CE3CD3E1ABD06D80788B606E60",
+        );
+        assert!(t.contains("NoCandidates"), "{t}");
+    }
+    // Processed format: root libs with debugPath.
+    let server = Server::start(&[fixture("unsymbolicated.json").to_str().unwrap()]);
+    let t = tried(&server, "a.out", "F61DA4D57CBB38CA8BDF059C645834520");
+    assert!(t.contains("/usr/helloworld/a.out:"), "{t}");
+    let t = tried(&server, "dyld", "F635824E318B3F0C842CC369737F2B680");
+    assert!(t.contains("/usr/lib/dyld:"), "{t}");
+}
+
+#[test]
+fn corpus_linux_profile_symbolicates_from_its_lib_paths() {
+    let c = corpus();
+    let src = c.join("profiles/gecko-profile-linux.json");
+    let text = std::fs::read_to_string(&src)
+        .unwrap()
+        .replace("\"/corpus/", &format!("\"{}/", c.display()));
+    let dir = scratch("linux-profile");
+    let profile = dir.join("profile.json");
+    std::fs::write(&profile, &text).unwrap();
+    let libs: Vec<Value> = serde_json::from_str::<Value>(&text).unwrap()["libs"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let expected: Value = serde_json::from_slice(
+        &std::fs::read(c.join("profiles/gecko-profile-linux.expected.json")).unwrap(),
+    )
+    .unwrap();
+
+    // No --symbol-dir: only the profile's paths lead to the files.
+    let server = Server::start(&[profile.to_str().unwrap()]);
+    let memory_map: Vec<Value> = libs
+        .iter()
+        .map(|l| json!([l["debugName"], l["breakpadId"]]))
+        .collect();
+    let mut wanted = Vec::new();
+    let mut frames = Vec::new();
+    for (addr, e) in expected["frames"].as_object().unwrap() {
+        let addr = parse_hex(addr);
+        let Some(i) = libs.iter().position(|l| {
+            l["start"].as_u64().unwrap() <= addr && addr < l["end"].as_u64().unwrap()
+        }) else {
+            assert!(e["lib"].is_null());
+            continue;
+        };
+        let start = libs[i]["start"].as_u64().unwrap() - libs[i]["offset"].as_u64().unwrap();
+        frames.push(json!([i, addr - start]));
+        let mut entry = e.clone();
+        entry["found"] = json!(true);
+        wanted.push(json!({ "module_offset": e["module_offset"], "expect": entry }));
+    }
+    let r = server
+        .post_json(
+            "/symbolicate/v5",
+            &json!({ "memoryMap": memory_map, "stacks": [frames] }),
+        )
+        .json();
+    let result = &r["results"][0];
+    for l in &libs {
+        let key = format!(
+            "{}/{}",
+            l["debugName"].as_str().unwrap(),
+            l["breakpadId"].as_str().unwrap()
+        );
+        assert_eq!(
+            result["found_modules"][&key],
+            json!(true),
+            "{key}: {}",
+            result["module_errors"]
+        );
+    }
+    let mut table = Agreement::default();
+    let got = frames_of(result);
+    table.add(
+        "profiles/gecko-profile-linux.json",
+        got.iter()
+            .zip(&wanted)
+            .map(|(g, w)| check_frame(g, w))
+            .collect(),
+    );
+    table.finish("Corpus Linux profile, symbolicated through its lib paths");
+}
+
+#[test]
+fn url_comes_before_the_profile_is_parsed() {
+    // A profile that is not JSON at all: the server still starts and serves it (it only
+    // reads it on the first symbolication request), then symbolicates without hints.
+    let dir = scratch("lazy-profile");
+    let profile = dir.join("broken.json");
+    std::fs::write(&profile, b"{ this is not JSON").unwrap();
+    let server = Server::start(&[profile.to_str().unwrap()]);
+    let r = server.get(&server.path("/profile.json"));
+    assert_eq!(r.body, b"{ this is not JSON");
+    assert!(!server.stderr().contains("not a valid profile"));
+    let t = tried(&server, "x", "9F950E2CE3CD3E1ABD06D80788B606E60");
+    assert!(t.contains("NoCandidates"), "{t}");
+    server.assert_alive();
+}
