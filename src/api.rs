@@ -123,7 +123,7 @@ impl Api {
                     let offsets: Vec<u64> = offsets.into_iter().collect();
                     let results = module.lookup_sorted(&offsets);
                     ModuleAnswer::Found {
-                        _module: module,
+                        module,
                         by_offset: offsets.into_iter().zip(results).collect(),
                     }
                 }
@@ -139,7 +139,7 @@ impl Api {
 enum ModuleAnswer {
     Found {
         // Kept so the module outlives its answers even if the cache evicts it meanwhile.
-        _module: Rc<Module>,
+        module: Rc<Module>,
         by_offset: HashMap<u64, Option<Symbolized>>,
     },
     Missing(Vec<LoadError>),
@@ -194,6 +194,14 @@ fn frame_json(index: usize, offset: u64, module: Option<&str>, sym: Option<&Symb
     Value::Object(f)
 }
 
+fn errors_json(errors: &[LoadError]) -> Value {
+    errors
+        .iter()
+        .map(|e| json!({ "name": e.kind, "message": e.message }))
+        .collect::<Vec<_>>()
+        .into()
+}
+
 fn job_result(job: &Job, answers: &HashMap<(&str, &str), ModuleAnswer>) -> Value {
     let mut found = Map::new();
     let mut errors = Map::new();
@@ -210,18 +218,18 @@ fn job_result(job: &Job, answers: &HashMap<(&str, &str), ModuleAnswer>) -> Value
                     };
                     let key = format!("{name}/{id}");
                     let sym = match answers.get(&(name.as_str(), id.as_str())) {
-                        Some(ModuleAnswer::Found { by_offset, .. }) => {
+                        Some(ModuleAnswer::Found { module, by_offset }) => {
+                            if !module.warnings().is_empty() {
+                                errors
+                                    .entry(key.clone())
+                                    .or_insert_with(|| errors_json(module.warnings()));
+                            }
                             found.insert(key, true.into());
                             by_offset.get(&offset).and_then(Option::as_ref)
                         }
                         Some(ModuleAnswer::Missing(errs)) => {
                             found.insert(key.clone(), false.into());
-                            errors.entry(key).or_insert_with(|| {
-                                errs.iter()
-                                    .map(|e| json!({ "name": e.kind, "message": e.message }))
-                                    .collect::<Vec<_>>()
-                                    .into()
-                            });
+                            errors.entry(key).or_insert_with(|| errors_json(errs));
                             None
                         }
                         None => None,

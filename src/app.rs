@@ -13,20 +13,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILURE: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
-fn warn_unsupported(opts: &SymbolOptions) {
-    let mut unsupported = Vec::new();
-    if !opts.breakpad_symbol_dirs.is_empty() {
-        unsupported.push("--breakpad-symbol-dir");
-    }
-    if !opts.symbols_zips.is_empty() {
-        unsupported.push("--symbols-zip");
-    }
-    if opts.windows_symbol_path.is_some() {
-        unsupported.push("--windows-symbol-path");
-    }
-    for opt in unsupported {
-        eprintln!("warning: {opt} is not supported yet; ignored");
-    }
+fn store(opts: SymbolOptions) -> SymbolStore {
+    SymbolStore::new(opts, std::env::var("_NT_SYMBOL_PATH").ok())
 }
 
 pub fn run(inv: Invocation) -> i32 {
@@ -41,7 +29,6 @@ pub fn run(inv: Invocation) -> i32 {
             EXIT_OK
         }
         Command::Load { profile, server } => {
-            warn_unsupported(&symbols);
             let profile = match profile.as_deref().map(ProfileFile::open).transpose() {
                 Ok(p) => p,
                 Err(e) => {
@@ -50,7 +37,7 @@ pub fn run(inv: Invocation) -> i32 {
                 }
             };
             let quiet = symbols.quiet;
-            let api = Api::new(SymbolStore::new(symbols), profile.clone(), quiet);
+            let api = Api::new(store(symbols), profile.clone(), quiet);
             let srv = match Server::start(&server, profile, api) {
                 Ok(s) => s,
                 Err(e) => {
@@ -82,7 +69,6 @@ pub fn run(inv: Invocation) -> i32 {
             EXIT_OK
         }
         Command::Query { api_path, request } => {
-            warn_unsupported(&symbols);
             let body = match read_request(request.as_deref()) {
                 Ok(b) => b,
                 Err(e) => {
@@ -91,7 +77,7 @@ pub fn run(inv: Invocation) -> i32 {
                 }
             };
             let quiet = symbols.quiet;
-            let mut api = Api::new(SymbolStore::new(symbols), None, quiet);
+            let mut api = Api::new(store(symbols), None, quiet);
             let path = if api_path.starts_with('/') {
                 api_path
             } else {

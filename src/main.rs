@@ -9,6 +9,7 @@ mod profile;
 mod resolve;
 mod server;
 mod store;
+mod zip;
 
 fn main() {
     let args = std::env::args_os().skip(1);

@@ -7,12 +7,16 @@ use std::rc::Rc;
 use crate::cli::SymbolOptions;
 use crate::debugid;
 use crate::libs::Lib;
-use crate::resolve::elf::{self, ElfModule};
-use crate::resolve::{LoadContext, LoadError, Module};
+use crate::resolve::breakpad::SymFile;
+use crate::resolve::{LoadContext, LoadError, Module, elf, macho, pe};
+use crate::zip::ZipArchive;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
 pub const DEFAULT_MAX_MODULES: usize = 32;
 pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
+
+/// The magic of a PDB (MSF 7.0) file.
+const PDB_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
 
 struct CacheEntry {
     debug_name: String,
@@ -22,8 +26,28 @@ struct CacheEntry {
     last_used: u64,
 }
 
+/// One place a debug file may be.
+#[derive(Debug, Clone, PartialEq)]
+enum Candidate {
+    /// A file on disk, of any format.
+    File(PathBuf),
+    /// A member of a `--symbols-zip` archive (index into the store's archives).
+    ZipEntry(usize, String),
+}
+
+/// A `--symbols-zip` archive, its central directory read on first use.
+struct Archive {
+    path: PathBuf,
+    opened: Option<Result<ZipArchive, String>>,
+}
+
 pub struct SymbolStore {
     opts: SymbolOptions,
+    /// Local folders of `--windows-symbol-path` / `_NT_SYMBOL_PATH`.
+    symstores: Vec<PathBuf>,
+    /// Remote entries of that path: reported, never fetched.
+    remote_symstores: Vec<String>,
+    archives: Vec<Archive>,
     cache: Vec<CacheEntry>,
     max_modules: usize,
     max_bytes: u64,
@@ -35,10 +59,66 @@ fn is_plain_name(name: &str) -> bool {
     !name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.contains("..")
 }
 
+/// Splits a `_NT_SYMBOL_PATH`-style value into local folders and remote servers.
+/// `srv*C:\cache*https://server` gives the cache folder and the server; `cache*DIR` a folder.
+pub fn parse_symbol_path(value: &str) -> (Vec<PathBuf>, Vec<String>) {
+    let (mut local, mut remote) = (Vec::new(), Vec::new());
+    for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let parts: Vec<&str> = entry.split('*').collect();
+        let parts = match parts[0].to_ascii_lowercase().as_str() {
+            "srv" | "symsrv" | "cache" => &parts[1..],
+            _ => &parts[..],
+        };
+        for p in parts.iter().filter(|p| !p.is_empty()) {
+            if p.starts_with("http://") || p.starts_with("https://") {
+                remote.push(p.to_string());
+            } else if !p.ends_with(".dll") {
+                local.push(PathBuf::from(p));
+            }
+        }
+    }
+    (local, remote)
+}
+
+/// `<path>.dSYM/Contents/Resources/DWARF/<file name of path>`.
+fn dsym_of(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?;
+    let mut bundle = path.as_os_str().to_owned();
+    bundle.push(".dSYM");
+    Some(
+        PathBuf::from(bundle)
+            .join("Contents/Resources/DWARF")
+            .join(name),
+    )
+}
+
 impl SymbolStore {
-    pub fn new(opts: SymbolOptions) -> SymbolStore {
+    pub fn new(opts: SymbolOptions, nt_symbol_path: Option<String>) -> SymbolStore {
+        let mut symstores = Vec::new();
+        let mut remote_symstores = Vec::new();
+        for value in opts.windows_symbol_path.iter().chain(nt_symbol_path.iter()) {
+            let (l, r) = parse_symbol_path(value);
+            symstores.extend(l);
+            remote_symstores.extend(r);
+        }
+        if !opts.quiet {
+            for r in &remote_symstores {
+                eprintln!("note: remote symbol server {r} skipped (only local files are read)");
+            }
+        }
+        let archives = opts
+            .symbols_zips
+            .iter()
+            .map(|p| Archive {
+                path: p.clone(),
+                opened: None,
+            })
+            .collect();
         SymbolStore {
             opts,
+            symstores,
+            remote_symstores,
+            archives,
             cache: Vec::new(),
             max_modules: DEFAULT_MAX_MODULES,
             max_bytes: DEFAULT_MAX_BYTES,
@@ -46,45 +126,64 @@ impl SymbolStore {
         }
     }
 
-    /// The files to try for a module, in the order of SPEC section 6.
-    fn candidates(&self, debug_name: &str, lib: Option<&Lib>) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = Vec::new();
+    /// The places to try for a module, in the order of SPEC section 6.
+    fn candidates(&self, debug_name: &str, breakpad_id: &str, lib: Option<&Lib>) -> Vec<Candidate> {
+        let mut files: Vec<PathBuf> = Vec::new();
         let plain = is_plain_name(debug_name);
         let name = lib
             .and_then(|l| l.name.as_deref())
             .filter(|n| is_plain_name(n));
+        // 1. The profile's hints.
         if let Some(lib) = lib {
             if let Some(dp) = &lib.debug_path {
-                out.push(PathBuf::from(dp));
+                files.extend(dsym_of(Path::new(dp)));
+                files.push(PathBuf::from(dp));
             }
-            if let Some(p) = &lib.path
-                && plain
-                && let Some(dir) = Path::new(p).parent()
-            {
-                out.push(dir.join(debug_name));
+            if let Some(p) = &lib.path {
+                files.extend(dsym_of(Path::new(p)));
+                if plain && let Some(dir) = Path::new(p).parent() {
+                    files.push(dir.join(debug_name));
+                }
             }
         }
+        let mut out: Vec<Candidate> = files.drain(..).map(Candidate::File).collect();
+        // 3. Breakpad stores, zips, then symstores.
+        if plain {
+            let id = breakpad_id.to_ascii_uppercase();
+            let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
+            let rel = format!("{debug_name}/{id}/{stem}.sym");
+            for dir in &self.opts.breakpad_symbol_dirs {
+                out.push(Candidate::File(dir.join(&rel)));
+            }
+            for i in 0..self.archives.len() {
+                out.push(Candidate::ZipEntry(i, rel.clone()));
+            }
+            for dir in &self.symstores {
+                out.push(Candidate::File(
+                    dir.join(debug_name).join(&id).join(debug_name),
+                ));
+            }
+        }
+        // 4. --symbol-dir folders (a dSYM bundle there before the bare binary).
         for dir in &self.opts.symbol_dirs {
-            if plain {
-                out.push(dir.join(debug_name));
-            }
-            if let Some(n) = name {
-                out.push(dir.join(n));
+            for n in [plain.then_some(debug_name), name].into_iter().flatten() {
+                let p = dir.join(n);
+                files.extend(dsym_of(&p));
+                files.push(p);
             }
         }
+        // 5. The binary itself.
         if let Some(p) = lib.and_then(|l| l.path.as_ref()) {
-            out.push(PathBuf::from(p));
+            files.push(PathBuf::from(p));
         }
-        let mut seen = Vec::new();
-        out.retain(|p| {
-            if seen.contains(p) {
-                false
-            } else {
-                seen.push(p.clone());
-                true
+        out.extend(files.into_iter().map(Candidate::File));
+        let mut unique: Vec<Candidate> = Vec::with_capacity(out.len());
+        for c in out {
+            if !unique.contains(&c) {
+                unique.push(c);
             }
-        });
-        out
+        }
+        unique
     }
 
     fn log(&self, msg: impl FnOnce() -> String) {
@@ -93,8 +192,53 @@ impl SymbolStore {
         }
     }
 
-    /// Opens one candidate: reads it, checks the ID, parses it.
-    fn try_load(&self, path: &Path, breakpad_id: &str) -> Result<Module, LoadError> {
+    fn context<'a>(&'a self, path: &'a Path) -> LoadContext<'a> {
+        LoadContext {
+            path,
+            extra_debug_dirs: &self.opts.symbol_dirs,
+            symstores: &self.symstores,
+            verbose: self.opts.verbose,
+        }
+    }
+
+    fn try_candidate(&mut self, c: &Candidate, breakpad_id: &str) -> Result<Module, LoadError> {
+        match c {
+            Candidate::File(path) => self.try_file(path, breakpad_id),
+            Candidate::ZipEntry(i, entry) => {
+                let archive = &mut self.archives[*i];
+                let zip_path = archive.path.clone();
+                let shown = Path::new(&format!("{}:{entry}", zip_path.display())).to_path_buf();
+                let zip = archive
+                    .opened
+                    .get_or_insert_with(|| ZipArchive::open(&zip_path))
+                    .as_ref()
+                    .map_err(|e| LoadError::new("ZipError", &zip_path, e))?;
+                if !zip.contains(entry) {
+                    return Err(LoadError::new(
+                        "NotFound",
+                        &shown,
+                        "no such entry in the zip",
+                    ));
+                }
+                let data = zip
+                    .read(entry)
+                    .map_err(|e| LoadError::new("ZipError", &shown, e))?;
+                let sym = SymFile::from_bytes(data, &shown)?;
+                check_sym_id(&sym, breakpad_id, &shown)?;
+                Ok(Module::Breakpad(sym))
+            }
+        }
+    }
+
+    /// Opens one file: finds its format, checks the ID, parses it.
+    fn try_file(&self, path: &Path, breakpad_id: &str) -> Result<Module, LoadError> {
+        let ctx = self.context(path);
+        if path.extension().is_some_and(|e| e == "sym") {
+            // Indexed from disk, never read whole.
+            let sym = SymFile::open_file(path)?;
+            check_sym_id(&sym, breakpad_id, path)?;
+            return Ok(Module::Breakpad(sym));
+        }
         let data = std::fs::read(path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound {
                 "NotFound"
@@ -103,6 +247,14 @@ impl SymbolStore {
             };
             LoadError::new(kind, path, e)
         })?;
+        if data.starts_with(PDB_MAGIC) {
+            return pe::load_pdb(data, breakpad_id, &ctx).map(Module::Pdb);
+        }
+        if data.starts_with(b"MODULE ") {
+            let sym = SymFile::from_bytes(data, path)?;
+            check_sym_id(&sym, breakpad_id, path)?;
+            return Ok(Module::Breakpad(sym));
+        }
         let kind = object::FileKind::parse(&*data).map_err(|_| {
             LoadError::new(
                 "UnknownFormat",
@@ -116,24 +268,25 @@ impl SymbolStore {
                     .map_err(|e| LoadError::new("ParseError", path, format!("invalid ELF: {e}")))?;
                 let (found_id, _) = elf::identify(&file);
                 if !debugid::same_id(&found_id, breakpad_id) {
-                    return Err(LoadError::new(
-                        "UnmatchedDebugId",
-                        path,
-                        format!("its debug ID is {found_id}, the request is for {breakpad_id}"),
-                    ));
+                    return Err(unmatched(path, &found_id, breakpad_id));
                 }
                 drop(file);
-                let ctx = LoadContext {
-                    path,
-                    extra_debug_dirs: &self.opts.symbol_dirs,
-                    verbose: self.opts.verbose,
-                };
-                Ok(Module::Elf(ElfModule::load(&data, &ctx)?))
+                Ok(Module::Native(Box::new(elf::load(&data, &ctx)?)))
+            }
+            object::FileKind::MachO32
+            | object::FileKind::MachO64
+            | object::FileKind::MachOFat32
+            | object::FileKind::MachOFat64 => {
+                let member = macho::select(&data, breakpad_id, &ctx)?;
+                Ok(Module::Native(Box::new(macho::load(member, &ctx)?)))
+            }
+            object::FileKind::Pe32 | object::FileKind::Pe64 => {
+                pe::load_pe(&data, breakpad_id, &ctx)
             }
             other => Err(LoadError::new(
                 "UnsupportedFormat",
                 path,
-                format!("{other:?} files are not supported yet"),
+                format!("{other:?} files are not supported"),
             )),
         }
     }
@@ -162,7 +315,7 @@ impl SymbolStore {
                 message: format!("'{breakpad_id}' is not a debug ID (33 hex digits expected)"),
             }]);
         }
-        let candidates = self.candidates(debug_name, lib);
+        let candidates = self.candidates(debug_name, breakpad_id, lib);
         let mut errors = Vec::new();
         if !is_plain_name(debug_name) {
             errors.push(LoadError {
@@ -178,10 +331,10 @@ impl SymbolStore {
                 candidates.len()
             )
         });
-        for path in candidates {
-            match self.try_load(&path, breakpad_id) {
+        for c in candidates {
+            match self.try_candidate(&c, breakpad_id) {
                 Ok(module) => {
-                    self.log(|| format!("  {}: using it", path.display()));
+                    self.log(|| format!("  {c:?}: using it"));
                     let module = Rc::new(module);
                     self.insert(debug_name, breakpad_id, module.clone());
                     return Ok(module);
@@ -192,11 +345,17 @@ impl SymbolStore {
                 }
             }
         }
+        for r in &self.remote_symstores {
+            errors.push(LoadError {
+                kind: "RemoteSkipped",
+                message: format!("{r}: remote symbol servers are not fetched from"),
+            });
+        }
         if errors.is_empty() {
             errors.push(LoadError {
                 kind: "NoCandidates",
                 message: format!(
-                    "no file to try for {debug_name}: it is not in the profile's libs and no --symbol-dir was given"
+                    "no file to try for {debug_name}: it is not in the profile's libs and no symbol folder was given"
                 ),
             });
         }
@@ -225,5 +384,42 @@ impl SymbolStore {
             cost,
             last_used: self.clock,
         });
+    }
+}
+
+fn unmatched(path: &Path, found: &str, wanted: &str) -> LoadError {
+    LoadError::new(
+        "UnmatchedDebugId",
+        path,
+        format!("its debug ID is {found}, the request is for {wanted}"),
+    )
+}
+
+fn check_sym_id(sym: &SymFile, wanted: &str, path: &Path) -> Result<(), LoadError> {
+    if debugid::same_id(&sym.debug_id, wanted) {
+        Ok(())
+    } else {
+        Err(unmatched(path, &sym.debug_id, wanted))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbol_path_syntax() {
+        let (l, r) = parse_symbol_path(
+            r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms; cache*E:\c ;",
+        );
+        assert_eq!(
+            l,
+            [
+                PathBuf::from(r"C:\cache"),
+                PathBuf::from(r"D:\syms"),
+                PathBuf::from(r"E:\c")
+            ]
+        );
+        assert_eq!(r, ["https://msdl.microsoft.com/download/symbols"]);
     }
 }

@@ -95,7 +95,7 @@ impl DwarfResolver {
         }
         let outer = frames.last()?;
         let die = outer.dw_die_offset?;
-        let function = outer.function.as_ref()?.demangle().ok()?.into_owned();
+        let function = demangled(outer.function.as_ref()?)?;
         let (entry, size, part_start) = self
             .finish(self.ctx.find_dwarf_and_unit(addr))
             .and_then(|unit| function_extent(&unit, die, addr))?;
@@ -117,11 +117,7 @@ impl DwarfResolver {
             .map(|f| {
                 let (file, line) = location(f);
                 InlineFrame {
-                    function: f
-                        .function
-                        .as_ref()
-                        .and_then(|n| n.demangle().ok())
-                        .map(|n| n.into_owned()),
+                    function: f.function.as_ref().and_then(demangled),
                     file,
                     line,
                 }
@@ -136,6 +132,17 @@ impl DwarfResolver {
             inlines,
         })
     }
+}
+
+/// The demangled name; by the unit's language, else by the name's shape (Objective-C++
+/// units, for one, carry Itanium names that the language alone does not announce).
+fn demangled(name: &addr2line::FunctionName<R>) -> Option<String> {
+    let raw = name.raw_name().ok()?;
+    Some(
+        name.language
+            .and_then(|lang| addr2line::demangle(&raw, lang))
+            .unwrap_or_else(|| super::demangle(&raw)),
+    )
 }
 
 /// The entry address, total size, and start of the range holding `addr`, of the

@@ -7,19 +7,10 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
 use super::dwarf::DwarfResolver;
+use super::native::NativeModule;
 use super::symtab::SymbolTable;
-use super::{LoadContext, LoadError, Symbolized};
+use super::{LoadContext, LoadError};
 use crate::debugid;
-
-pub struct ElfModule {
-    /// `p_vaddr` of the first `PT_LOAD`: module offsets are relative to it.
-    base: u64,
-    /// Executable `PT_LOAD` ranges: no function lives outside them, whatever stale DWARF
-    /// of discarded code (placed at address 0 by the linker) may claim.
-    code: Vec<(u64, u64)>,
-    dwarf: Option<DwarfResolver>,
-    symbols: SymbolTable,
-}
 
 /// A section's bytes, decompressed (`SHF_COMPRESSED` or `.zdebug_*`); `None` if absent.
 pub fn section_data(file: &object::File<'_>, name: &str) -> Result<Option<Vec<u8>>, String> {
@@ -74,7 +65,7 @@ fn has_debug_info(file: &object::File<'_>) -> bool {
         .is_some_and(|s| s.size() > 0 && s.kind() != object::SectionKind::UninitializedData)
 }
 
-fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
+pub fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
     file.symbols()
         .chain(file.dynamic_symbols())
         .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
@@ -82,15 +73,23 @@ fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
         .collect()
 }
 
-/// A separate debug file for `file`: by build ID under `/usr/lib/debug/.build-id` and
-/// each extra folder, then by `.gnu_debuglink` (CRC-checked) beside the binary, in its
-/// `.debug/` folder and under `/usr/lib/debug/<folder>/`.
+/// A separate debug file for `file`: by build ID under `/usr/lib/debug/.build-id`, the
+/// binary's folder and each extra folder, then by `.gnu_debuglink` (CRC-checked) beside the
+/// binary, in its `.debug/` folder and under `/usr/lib/debug/<folder>/`. Files found but
+/// rejected are returned as warnings.
 fn find_separate_debug(
     file: &object::File<'_>,
     binary: &Path,
     ctx: &LoadContext<'_>,
+    warnings: &mut Vec<LoadError>,
 ) -> Option<(PathBuf, Vec<u8>)> {
     let dir = binary.parent().unwrap_or(Path::new("."));
+    let mut reject = |path: &Path, kind: &'static str, why: &str| {
+        if ctx.verbose {
+            eprintln!("  {}: {why}, skipped", path.display());
+        }
+        warnings.push(LoadError::new(kind, path, why));
+    };
     if let Ok(Some(build_id)) = file.build_id()
         && build_id.len() > 1
     {
@@ -110,9 +109,11 @@ fn find_separate_debug(
                 if same {
                     return Some((path, data));
                 }
-                if ctx.verbose {
-                    eprintln!("  {}: build ID differs, skipped", path.display());
-                }
+                reject(
+                    &path,
+                    "UnmatchedDebugId",
+                    "its build ID differs from the binary's",
+                );
             }
         }
     }
@@ -136,76 +137,73 @@ fn find_separate_debug(
             if sum.sum() == crc {
                 return Some((path, data));
             }
-            if ctx.verbose {
-                eprintln!("  {}: .gnu_debuglink CRC differs, skipped", path.display());
-            }
+            reject(
+                &path,
+                "DebugLinkCrcMismatch",
+                &format!(
+                    "CRC32 {:08x} differs from the .gnu_debuglink's {crc:08x}",
+                    sum.sum()
+                ),
+            );
         }
     }
     None
 }
 
-impl ElfModule {
-    pub fn load(data: &[u8], ctx: &LoadContext<'_>) -> Result<ElfModule, LoadError> {
-        let path = ctx.path;
-        let file = object::File::parse(data).map_err(|e| {
-            LoadError::new("ParseError", path, format!("not a valid ELF file: {e}"))
-        })?;
-        let base = file.segments().next().map(|s| s.address()).unwrap_or(0);
-        let code = file
-            .segments()
-            .filter(|s| matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. } if p_flags & object::elf::PF_X != object::elf::ProgramFlags(0)))
-            .map(|s| (s.address(), s.address() + s.size()))
-            .collect();
-        let mut symbols = text_symbols(&file);
-        let separate = if has_debug_info(&file) {
-            None
-        } else {
-            find_separate_debug(&file, path, ctx)
-        };
-        let endian = if file.is_little_endian() {
-            gimli::RunTimeEndian::Little
-        } else {
-            gimli::RunTimeEndian::Big
-        };
-        let dwarf = match &separate {
-            Some((debug_path, debug_data)) => {
-                let debug_file = object::File::parse(&**debug_data).map_err(|e| {
-                    LoadError::new(
-                        "ParseError",
-                        debug_path,
-                        format!("not a valid ELF file: {e}"),
-                    )
-                })?;
-                if ctx.verbose {
-                    eprintln!("  using separate debug file {}", debug_path.display());
-                }
-                symbols.extend(text_symbols(&debug_file));
-                DwarfResolver::new(&mut |name| section_data(&debug_file, name), endian, path)
-                    .map_err(|e| LoadError::new("ParseError", debug_path, e))?
-            }
-            None => DwarfResolver::new(&mut |name| section_data(&file, name), endian, path)
-                .map_err(|e| LoadError::new("ParseError", path, e))?,
-        };
-        Ok(ElfModule {
-            base,
-            code,
-            dwarf,
-            symbols: SymbolTable::new(symbols),
+/// Parses an ELF file (whose ID the store has checked) and its separate debug file.
+pub fn load(data: &[u8], ctx: &LoadContext<'_>) -> Result<NativeModule, LoadError> {
+    let path = ctx.path;
+    let file = object::File::parse(data)
+        .map_err(|e| LoadError::new("ParseError", path, format!("not a valid ELF file: {e}")))?;
+    let base = file.segments().next().map(|s| s.address()).unwrap_or(0);
+    let code = file
+        .segments()
+        .filter(|s| {
+            matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. }
+                if p_flags & object::elf::PF_X != object::elf::ProgramFlags(0))
         })
-    }
-
-    pub fn cost(&self) -> u64 {
-        self.dwarf.as_ref().map_or(0, |d| d.cost()) + 64 * self.symbols.len() as u64
-    }
-
-    pub fn lookup(&self, offset: u64) -> Option<Symbolized> {
-        let addr = self.base.checked_add(offset)?;
-        if !self.code.is_empty() && !self.code.iter().any(|&(s, e)| s <= addr && addr < e) {
-            return None;
+        .map(|s| (s.address(), s.address() + s.size()))
+        .collect();
+    let mut symbols = text_symbols(&file);
+    let mut warnings = Vec::new();
+    let separate = if has_debug_info(&file) {
+        None
+    } else {
+        find_separate_debug(&file, path, ctx, &mut warnings)
+    };
+    let endian = endian_of(&file);
+    let dwarf = match &separate {
+        Some((debug_path, debug_data)) => {
+            let debug_file = object::File::parse(&**debug_data).map_err(|e| {
+                LoadError::new(
+                    "ParseError",
+                    debug_path,
+                    format!("not a valid ELF file: {e}"),
+                )
+            })?;
+            if ctx.verbose {
+                eprintln!("  using separate debug file {}", debug_path.display());
+            }
+            symbols.extend(text_symbols(&debug_file));
+            DwarfResolver::new(&mut |name| section_data(&debug_file, name), endian, path)
+                .map_err(|e| LoadError::new("ParseError", debug_path, e))?
         }
-        self.dwarf
-            .as_ref()
-            .and_then(|d| d.lookup(addr))
-            .or_else(|| self.symbols.lookup(addr))
+        None => DwarfResolver::new(&mut |name| section_data(&file, name), endian, path)
+            .map_err(|e| LoadError::new("ParseError", path, e))?,
+    };
+    Ok(NativeModule {
+        base,
+        code,
+        dwarf,
+        symbols: SymbolTable::new(symbols),
+        warnings,
+    })
+}
+
+pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
+    if file.is_little_endian() {
+        gimli::RunTimeEndian::Little
+    } else {
+        gimli::RunTimeEndian::Big
     }
 }

@@ -1,8 +1,12 @@
 //! Format resolvers: turn a module offset into function, file/line and inline frames.
 //! One submodule per debug format; [`Module`] is what the symbol store caches.
 
+pub mod breakpad;
 pub mod dwarf;
 pub mod elf;
+pub mod macho;
+pub mod native;
+pub mod pe;
 pub mod symtab;
 
 use std::path::{Path, PathBuf};
@@ -32,21 +36,38 @@ pub struct Symbolized {
 
 /// A parsed debug file, ready for lookups; kept in the symbol store's cache.
 pub enum Module {
-    Elf(elf::ElfModule),
+    /// ELF or Mach-O: DWARF and symbol tables.
+    Native(Box<native::NativeModule>),
+    /// A PDB's procedures, lines and inline sites.
+    Pdb(pe::PdbModule),
+    /// A Breakpad `.sym` file, indexed.
+    Breakpad(breakpad::SymFile),
 }
 
 impl Module {
     /// Resolves module offsets, which must be sorted ascending (one pass per module).
     pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
         match self {
-            Module::Elf(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
+            Module::Native(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
+            Module::Pdb(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
+            Module::Breakpad(m) => m.lookup_sorted(offsets),
+        }
+    }
+
+    /// Problems with companion files of a module that was found nevertheless.
+    pub fn warnings(&self) -> &[LoadError] {
+        match self {
+            Module::Native(m) => &m.warnings,
+            Module::Pdb(_) | Module::Breakpad(_) => &[],
         }
     }
 
     /// Bytes of debug data this module holds in memory (for the cache bound).
     pub fn cost(&self) -> u64 {
         match self {
-            Module::Elf(m) => m.cost(),
+            Module::Native(m) => m.cost(),
+            Module::Pdb(m) => m.cost(),
+            Module::Breakpad(m) => m.cost(),
         }
     }
 }
@@ -68,10 +89,13 @@ impl LoadError {
 }
 
 /// Hints the store passes to a resolver about the module being loaded.
+#[derive(Clone, Copy)]
 pub struct LoadContext<'a> {
     pub path: &'a Path,
     /// Other places to look for split debug info (the store's `--symbol-dir` folders).
     pub extra_debug_dirs: &'a [PathBuf],
+    /// Local symstore folders, for a PE's PDB.
+    pub symstores: &'a [PathBuf],
     pub verbose: bool,
 }
 

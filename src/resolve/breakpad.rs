@@ -1,0 +1,523 @@
+//! Breakpad `.sym` resolver. The file is indexed once (FUNC and PUBLIC addresses with the
+//! byte offsets of their records); a FUNC block is parsed only when an address falls in it,
+//! so a 500 MB `xul.sym` costs an index, not a copy.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use super::{InlineFrame, LoadError, Symbolized};
+
+/// Where the text is: a local file (read on demand) or bytes taken out of a zip.
+enum Source {
+    File(PathBuf),
+    Memory(Rc<[u8]>),
+}
+
+struct Func {
+    addr: u64,
+    size: u64,
+    /// Byte range of the FUNC line and the records that follow it.
+    start: u64,
+    len: u64,
+}
+
+pub struct SymFile {
+    source: Source,
+    pub debug_id: String,
+    pub code_id: Option<String>,
+    /// Byte offset of each `FILE n` / `INLINE_ORIGIN n` line, by n (u64::MAX: none).
+    files: Vec<u64>,
+    origins: Vec<u64>,
+    funcs: Vec<Func>,
+    /// (address, byte offset of the PUBLIC line)
+    publics: Vec<(u64, u64)>,
+}
+
+fn hex(s: &str) -> Option<u64> {
+    u64::from_str_radix(s, 16).ok()
+}
+
+fn set_at(v: &mut Vec<u64>, i: usize, offset: u64) {
+    if i >= v.len() {
+        v.resize(i + 1, u64::MAX);
+    }
+    v[i] = offset;
+}
+
+/// Fields of a record after its keyword, skipping the optional `m` flag.
+fn fields(rest: &str) -> impl Iterator<Item = &str> {
+    let rest = rest.strip_prefix("m ").unwrap_or(rest);
+    rest.split(' ')
+}
+
+/// A record's keyword, if the line is not a line record (whose first field is an
+/// address in hex; keywords like FUNC or FILE have letters past F).
+fn keyword(line: &str) -> Option<&str> {
+    let first = line.split(' ').next().unwrap_or("");
+    if first.bytes().all(|b| b.is_ascii_hexdigit()) {
+        None
+    } else {
+        Some(first)
+    }
+}
+
+impl SymFile {
+    pub fn open_file(path: &Path) -> Result<SymFile, LoadError> {
+        let f = File::open(path).map_err(|e| {
+            let kind = if e.kind() == std::io::ErrorKind::NotFound {
+                "NotFound"
+            } else {
+                "ReadError"
+            };
+            LoadError::new(kind, path, e)
+        })?;
+        Self::index(
+            BufReader::with_capacity(1 << 16, f),
+            Source::File(path.to_path_buf()),
+            path,
+        )
+    }
+
+    pub fn from_bytes(data: Vec<u8>, origin: &Path) -> Result<SymFile, LoadError> {
+        let data: Rc<[u8]> = data.into();
+        Self::index(&data.clone()[..], Source::Memory(data), origin)
+    }
+
+    fn index<R: BufRead>(mut r: R, source: Source, origin: &Path) -> Result<SymFile, LoadError> {
+        let bad = |msg: String| LoadError::new("ParseError", origin, msg);
+        let mut sym = SymFile {
+            source,
+            debug_id: String::new(),
+            code_id: None,
+            files: Vec::new(),
+            origins: Vec::new(),
+            funcs: Vec::new(),
+            publics: Vec::new(),
+        };
+        let mut line = String::new();
+        let mut offset = 0u64;
+        let mut number = 0usize;
+        let mut open_func: Option<usize> = None;
+        loop {
+            line.clear();
+            let n = r
+                .read_line(&mut line)
+                .map_err(|e| bad(format!("line {}: {e}", number + 1)))?;
+            if n == 0 {
+                break;
+            }
+            number += 1;
+            let start = offset;
+            offset += n as u64;
+            let text = line.trim_end_matches(['\n', '\r']);
+            if number == 1 {
+                let mut f = text.split(' ');
+                match (f.next(), f.next(), f.next(), f.next()) {
+                    (Some("MODULE"), Some(_os), Some(_arch), Some(id)) => {
+                        sym.debug_id = id.to_string()
+                    }
+                    _ => return Err(bad("not a Breakpad .sym file (no MODULE line)".into())),
+                }
+                continue;
+            }
+            let Some(kw) = keyword(text) else {
+                continue; // a line record of the open FUNC
+            };
+            if kw != "INLINE"
+                && let Some(i) = open_func.take()
+            {
+                sym.funcs[i].len = start - sym.funcs[i].start;
+            }
+            let rest = text.get(kw.len() + 1..).unwrap_or("");
+            let mut f = fields(rest);
+            match kw {
+                "FILE" | "INLINE_ORIGIN" => {
+                    let id: usize = f
+                        .next()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or_else(|| bad(format!("line {number}: bad {kw} record")))?;
+                    if id > 50_000_000 {
+                        return Err(bad(format!(
+                            "line {number}: {kw} number {id} is implausible"
+                        )));
+                    }
+                    let v = if kw == "FILE" {
+                        &mut sym.files
+                    } else {
+                        &mut sym.origins
+                    };
+                    set_at(v, id, start);
+                }
+                "FUNC" => {
+                    let (addr, size) = match (f.next().and_then(hex), f.next().and_then(hex)) {
+                        (Some(a), Some(s)) => (a, s),
+                        _ => return Err(bad(format!("line {number}: bad FUNC record"))),
+                    };
+                    sym.funcs.push(Func {
+                        addr,
+                        size,
+                        start,
+                        len: 0,
+                    });
+                    open_func = Some(sym.funcs.len() - 1);
+                }
+                "PUBLIC" => {
+                    let addr = f
+                        .next()
+                        .and_then(hex)
+                        .ok_or_else(|| bad(format!("line {number}: bad PUBLIC record")))?;
+                    sym.publics.push((addr, start));
+                }
+                "INFO" => {
+                    if let Some(code) = rest.strip_prefix("CODE_ID ") {
+                        sym.code_id = code.split(' ').next().map(str::to_string);
+                    }
+                }
+                _ => {} // STACK CFI/WIN and records we do not need
+            }
+        }
+        if let Some(i) = open_func {
+            sym.funcs[i].len = offset - sym.funcs[i].start;
+        }
+        if number == 0 {
+            return Err(bad("the file is empty".into()));
+        }
+        sym.funcs.sort_by_key(|f| f.addr);
+        sym.publics.sort_by_key(|p| p.0);
+        Ok(sym)
+    }
+
+    pub fn cost(&self) -> u64 {
+        let source = match &self.source {
+            Source::Memory(m) => m.len() as u64,
+            Source::File(_) => 0,
+        };
+        source
+            + 32 * self.funcs.len() as u64
+            + 16 * self.publics.len() as u64
+            + 8 * (self.files.len() + self.origins.len()) as u64
+    }
+
+    /// Resolves module offsets (ascending) with one open of the file.
+    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
+        let mut reader = match Reader::open(&self.source) {
+            Ok(r) => r,
+            Err(_) => return offsets.iter().map(|_| None).collect(),
+        };
+        let mut cache: Option<(usize, Block)> = None;
+        offsets
+            .iter()
+            .map(|&addr| self.lookup(&mut reader, &mut cache, addr))
+            .collect()
+    }
+
+    fn lookup(
+        &self,
+        reader: &mut Reader<'_>,
+        cache: &mut Option<(usize, Block)>,
+        addr: u64,
+    ) -> Option<Symbolized> {
+        let i = self.funcs.partition_point(|f| f.addr <= addr);
+        let func_index = i.checked_sub(1).filter(|&j| {
+            let f = &self.funcs[j];
+            addr < f.addr.saturating_add(f.size)
+        });
+        let Some(j) = func_index else {
+            return self.public_for(reader, addr);
+        };
+        if cache.as_ref().is_none_or(|(k, _)| *k != j) {
+            let f = &self.funcs[j];
+            let text = reader.read(f.start, f.len).ok()?;
+            *cache = Some((j, Block::parse(&text)?));
+        }
+        let (_, block) = cache.as_ref()?;
+        let f = &self.funcs[j];
+        // "FILE n name" / "INLINE_ORIGIN n name": the name may contain spaces.
+        let named = |reader: &mut Reader<'_>, table: &[u64], n: Option<u32>| -> Option<String> {
+            let off = *table.get(n? as usize)?;
+            let line = reader.line_at(off)?;
+            Some(line.splitn(3, ' ').nth(2)?.to_string())
+        };
+        let (line_file, line_no) = block
+            .lines
+            .iter()
+            .find(|l| l.addr <= addr && addr < l.addr.saturating_add(l.size))
+            .map_or((None, None), |l| (Some(l.file), Some(l.line)));
+        let mut inlines: Vec<&Inline> = block
+            .inlines
+            .iter()
+            .filter(|inl| {
+                inl.ranges
+                    .iter()
+                    .any(|&(a, s)| a <= addr && addr < a.saturating_add(s))
+            })
+            .collect();
+        inlines.sort_by_key(|inl| std::cmp::Reverse(inl.depth));
+        // Innermost first: each frame's location is where the next-inner one was called
+        // from, the innermost's is the line record.
+        let mut frames = Vec::with_capacity(inlines.len());
+        let (mut loc_file, mut loc_line) = (line_file, line_no);
+        for inl in &inlines {
+            frames.push(InlineFrame {
+                function: named(reader, &self.origins, Some(inl.origin)),
+                file: named(reader, &self.files, loc_file),
+                line: loc_line.filter(|&l| l != 0),
+            });
+            loc_file = Some(inl.call_file);
+            loc_line = Some(inl.call_line);
+        }
+        Some(Symbolized {
+            function: block.name.clone(),
+            function_offset: addr - f.addr,
+            function_size: Some(f.size),
+            file: named(reader, &self.files, loc_file),
+            line: loc_line.filter(|&l| l != 0),
+            inlines: frames,
+        })
+    }
+
+    /// A PUBLIC covers from its address up to the next symbol (PUBLIC or FUNC).
+    fn public_for(&self, reader: &mut Reader<'_>, addr: u64) -> Option<Symbolized> {
+        let p = self
+            .publics
+            .partition_point(|p| p.0 <= addr)
+            .checked_sub(1)?;
+        let (paddr, off) = self.publics[p];
+        let func_before = self.funcs.partition_point(|f| f.addr <= addr);
+        if func_before > 0 && self.funcs[func_before - 1].addr > paddr {
+            return None; // a FUNC starts after that PUBLIC and has ended before addr
+        }
+        let line = reader.line_at(off)?;
+        let rest = line.strip_prefix("PUBLIC ")?;
+        let rest = rest.strip_prefix("m ").unwrap_or(rest);
+        let name = rest.splitn(3, ' ').nth(2)?.to_string();
+        // dump_syms marks section starts and nameless code with `<...>` placeholders, and
+        // keeps Mach-O's header symbol: they bound the symbol before them but name no code.
+        if name.starts_with('<') || name == "_mh_execute_header" || name == "__mh_execute_header" {
+            return None;
+        }
+        Some(Symbolized {
+            function: name,
+            function_offset: addr - paddr,
+            function_size: None,
+            file: None,
+            line: None,
+            inlines: Vec::new(),
+        })
+    }
+}
+
+struct Line {
+    addr: u64,
+    size: u64,
+    line: u32,
+    file: u32,
+}
+
+struct Inline {
+    depth: u32,
+    call_line: u32,
+    call_file: u32,
+    origin: u32,
+    ranges: Vec<(u64, u64)>,
+}
+
+/// One FUNC record with its INLINE and line records.
+struct Block {
+    name: String,
+    lines: Vec<Line>,
+    inlines: Vec<Inline>,
+}
+
+impl Block {
+    fn parse(text: &str) -> Option<Block> {
+        let mut it = text.lines();
+        let first = it.next()?.strip_prefix("FUNC ")?;
+        let first = first.strip_prefix("m ").unwrap_or(first);
+        let name = first.splitn(4, ' ').nth(3).unwrap_or("").to_string();
+        let mut block = Block {
+            name,
+            lines: Vec::new(),
+            inlines: Vec::new(),
+        };
+        for l in it {
+            if let Some(rest) = l.strip_prefix("INLINE ") {
+                let mut f = rest.split(' ');
+                let mut num = || f.next().and_then(|s| s.parse::<u32>().ok());
+                let (Some(depth), Some(call_line), Some(call_file), Some(origin)) =
+                    (num(), num(), num(), num())
+                else {
+                    continue;
+                };
+                let nums: Vec<u64> = rest.split(' ').skip(4).filter_map(hex).collect();
+                let ranges = nums.chunks_exact(2).map(|c| (c[0], c[1])).collect();
+                block.inlines.push(Inline {
+                    depth,
+                    call_line,
+                    call_file,
+                    origin,
+                    ranges,
+                });
+            } else {
+                let mut f = l.split(' ');
+                if let (Some(a), Some(s), Some(line), Some(file)) = (
+                    f.next().and_then(hex),
+                    f.next().and_then(hex),
+                    f.next().and_then(|s| s.parse().ok()),
+                    f.next().and_then(|s| s.trim_end().parse().ok()),
+                ) {
+                    block.lines.push(Line {
+                        addr: a,
+                        size: s,
+                        line,
+                        file,
+                    });
+                }
+            }
+        }
+        Some(block)
+    }
+}
+
+/// Random access to the text of a `.sym`.
+enum Reader<'a> {
+    File(File),
+    Memory(&'a [u8]),
+}
+
+impl<'a> Reader<'a> {
+    fn open(source: &'a Source) -> std::io::Result<Reader<'a>> {
+        Ok(match source {
+            Source::File(p) => Reader::File(File::open(p)?),
+            Source::Memory(m) => Reader::Memory(m),
+        })
+    }
+
+    fn read(&mut self, start: u64, len: u64) -> std::io::Result<String> {
+        let len = usize::try_from(len).map_err(|_| std::io::ErrorKind::InvalidData)?;
+        let bytes = match self {
+            Reader::File(f) => {
+                f.seek(SeekFrom::Start(start))?;
+                let mut buf = vec![0; len];
+                f.read_exact(&mut buf)?;
+                buf
+            }
+            Reader::Memory(m) => {
+                let s = usize::try_from(start).map_err(|_| std::io::ErrorKind::InvalidData)?;
+                m.get(s..s + len)
+                    .ok_or(std::io::ErrorKind::UnexpectedEof)?
+                    .to_vec()
+            }
+        };
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// The line starting at `start`, without its line end.
+    fn line_at(&mut self, start: u64) -> Option<String> {
+        let mut out = String::new();
+        let mut chunk = 256u64;
+        loop {
+            let text = match self {
+                Reader::File(f) => {
+                    f.seek(SeekFrom::Start(start)).ok()?;
+                    let mut buf = Vec::new();
+                    f.by_ref().take(chunk).read_to_end(&mut buf).ok()?;
+                    String::from_utf8_lossy(&buf).into_owned()
+                }
+                Reader::Memory(m) => {
+                    let s = usize::try_from(start).ok()?;
+                    let e = (s + chunk as usize).min(m.len());
+                    String::from_utf8_lossy(m.get(s..e)?).into_owned()
+                }
+            };
+            if let Some(nl) = text.find('\n') {
+                out.push_str(text[..nl].trim_end_matches('\r'));
+                return Some(out);
+            }
+            if (text.len() as u64) < chunk {
+                out.push_str(&text);
+                return Some(out);
+            }
+            chunk *= 4;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SYM: &str = "MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 t\n\
+INFO CODE_ID 89ABCDEF\n\
+FILE 0 /src/a.c\n\
+FILE 1 /src/inl.h\n\
+INLINE_ORIGIN 0 helper\n\
+INLINE_ORIGIN 1 inner helper\n\
+FUNC 1000 40 0 outer(int)\n\
+INLINE 0 12 0 0 1010 10\n\
+INLINE 1 30 1 1 1014 4\n\
+1000 10 10 0\n\
+1010 4 20 1\n\
+1014 4 40 1\n\
+1018 28 14 0\n\
+PUBLIC 1100 0 pub_fn\n\
+FUNC m 1200 10 0 other\n\
+1200 10 5 0\n\
+STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
+
+    fn sym() -> SymFile {
+        SymFile::from_bytes(SYM.as_bytes().to_vec(), Path::new("t.sym")).unwrap()
+    }
+
+    #[test]
+    fn funcs_inlines_publics() {
+        let s = sym();
+        assert_eq!(s.debug_id, "0123456789ABCDEF0123456789ABCDEF0");
+        assert_eq!(s.code_id.as_deref(), Some("89ABCDEF"));
+        let r = s.lookup_sorted(&[
+            0x1004, 0x1015, 0x103f, 0x1040, 0x1100, 0x11ff, 0x1205, 0x1210,
+        ]);
+        let a = r[0].as_ref().unwrap();
+        assert_eq!(
+            (a.function.as_str(), a.function_offset, a.line),
+            ("outer(int)", 4, Some(10))
+        );
+        let b = r[1].as_ref().unwrap();
+        let chain: Vec<_> = b
+            .inlines
+            .iter()
+            .map(|i| {
+                (
+                    i.function.clone().unwrap(),
+                    i.file.clone().unwrap(),
+                    i.line.unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            chain,
+            [
+                ("inner helper".to_string(), "/src/inl.h".to_string(), 40),
+                ("helper".to_string(), "/src/inl.h".to_string(), 30)
+            ]
+        );
+        assert_eq!((b.file.as_deref(), b.line), (Some("/src/a.c"), Some(12)));
+        assert!(r[2].is_some());
+        assert!(r[3].is_none(), "past the FUNC's end");
+        assert_eq!(r[4].as_ref().unwrap().function, "pub_fn");
+        assert_eq!(r[5].as_ref().unwrap().function_offset, 0xff);
+        assert_eq!(r[6].as_ref().unwrap().function, "other");
+        assert!(r[7].is_none(), "past the last FUNC, after no PUBLIC");
+    }
+
+    #[test]
+    fn bad_files_are_errors() {
+        assert!(SymFile::from_bytes(b"hello\n".to_vec(), Path::new("x.sym")).is_err());
+        assert!(SymFile::from_bytes(Vec::new(), Path::new("x.sym")).is_err());
+        let truncated = &SYM.as_bytes()[..SYM.find("FUNC 1000").unwrap() + 7];
+        let s = SymFile::from_bytes(truncated.to_vec(), Path::new("x.sym"));
+        assert!(s.is_err(), "a FUNC record cut short");
+    }
+}

@@ -1,0 +1,139 @@
+//! Mach-O resolver: thin and fat files (member picked by UUID), dSYM companions, DWARF,
+//! then the symbol table.
+
+use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
+
+use super::dwarf::DwarfResolver;
+use super::elf::{endian_of, section_data};
+use super::native::NativeModule;
+use super::symtab::SymbolTable;
+use super::{LoadContext, LoadError};
+
+/// The debug ID of a thin Mach-O: its `LC_UUID` as is, age 0.
+pub fn debug_id(file: &object::File<'_>) -> Option<String> {
+    let uuid = file.mach_uuid().ok().flatten()?;
+    Some(format!(
+        "{}0",
+        crate::debugid::hex_lower(&uuid).to_ascii_uppercase()
+    ))
+}
+
+/// The member of `data` (thin or fat) whose debug ID is `want`.
+pub fn select<'d>(
+    data: &'d [u8],
+    want: &str,
+    ctx: &LoadContext<'_>,
+) -> Result<&'d [u8], LoadError> {
+    let path = ctx.path;
+    let members: Vec<(String, &'d [u8])> = match object::FileKind::parse(data) {
+        Ok(object::FileKind::MachOFat32) => fat_members(MachOFatFile32::parse(data), data, ctx)?,
+        Ok(object::FileKind::MachOFat64) => fat_members(MachOFatFile64::parse(data), data, ctx)?,
+        _ => vec![("thin".to_string(), data)],
+    };
+    let mut seen = Vec::new();
+    for (arch, member) in &members {
+        let file = object::File::parse(*member)
+            .map_err(|e| LoadError::new("ParseError", path, format!("invalid Mach-O: {e}")))?;
+        let id = debug_id(&file).unwrap_or_else(|| "(no LC_UUID)".to_string());
+        if crate::debugid::same_id(&id, want) {
+            return Ok(member);
+        }
+        seen.push(format!("{arch} {id}"));
+    }
+    let kind = if members.len() > 1 {
+        "NoMatchMultiArch"
+    } else {
+        "UnmatchedDebugId"
+    };
+    Err(LoadError::new(
+        kind,
+        path,
+        format!(
+            "the request is for {want}; the file has {}",
+            seen.join(", ")
+        ),
+    ))
+}
+
+fn fat_members<'d, F: FatArch>(
+    fat: object::Result<object::read::macho::MachOFatFile<'d, F>>,
+    data: &'d [u8],
+    ctx: &LoadContext<'_>,
+) -> Result<Vec<(String, &'d [u8])>, LoadError> {
+    let fat = fat
+        .map_err(|e| LoadError::new("ParseError", ctx.path, format!("invalid fat Mach-O: {e}")))?;
+    fat.arches()
+        .iter()
+        .map(|a| {
+            let member = a.data(data).map_err(|e| {
+                LoadError::new("ParseError", ctx.path, format!("invalid fat member: {e}"))
+            })?;
+            Ok((format!("{:?}", a.architecture()).to_lowercase(), member))
+        })
+        .collect()
+}
+
+/// Symbols carry no size in Mach-O: each reaches to the next symbol or the end of its
+/// section.
+fn symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
+    let text: Vec<(u64, u64)> = file
+        .sections()
+        .filter(|s| s.kind() == SectionKind::Text)
+        .map(|s| (s.address(), s.address() + s.size()))
+        .collect();
+    let mut syms: Vec<(u64, String)> = file
+        .symbols()
+        .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
+        .filter_map(|s| {
+            let name = s.name().ok()?;
+            // Mach-O prefixes C names with an underscore.
+            let name = name.strip_prefix('_').unwrap_or(name);
+            Some((s.address(), name.to_string()))
+        })
+        .collect();
+    syms.sort();
+    let starts: Vec<u64> = syms.iter().map(|s| s.0).collect();
+    syms.into_iter()
+        .filter_map(|(addr, name)| {
+            let section_end = text.iter().find(|(s, e)| *s <= addr && addr < *e)?.1;
+            let next = starts
+                .iter()
+                .find(|&&a| a > addr)
+                .copied()
+                .unwrap_or(section_end)
+                .min(section_end);
+            Some((addr, next - addr, name))
+        })
+        .collect()
+}
+
+/// Parses a thin Mach-O (a binary or a dSYM's DWARF file).
+pub fn load(member: &[u8], ctx: &LoadContext<'_>) -> Result<NativeModule, LoadError> {
+    let path = ctx.path;
+    let file = object::File::parse(member)
+        .map_err(|e| LoadError::new("ParseError", path, format!("invalid Mach-O: {e}")))?;
+    let base = file
+        .segments()
+        .find(|s| s.name().ok().flatten() == Some("__TEXT"))
+        .map(|s| s.address())
+        .unwrap_or(0);
+    let code = file
+        .sections()
+        .filter(|s| s.kind() == SectionKind::Text)
+        .map(|s| (s.address(), s.address() + s.size()))
+        .collect();
+    let dwarf = DwarfResolver::new(
+        &mut |name| section_data(&file, name),
+        endian_of(&file),
+        path,
+    )
+    .map_err(|e| LoadError::new("ParseError", path, e))?;
+    Ok(NativeModule {
+        base,
+        code,
+        dwarf,
+        symbols: SymbolTable::new(symbols(&file)),
+        warnings: Vec::new(),
+    })
+}

@@ -1,0 +1,36 @@
+//! What ELF and Mach-O files have in common once parsed: an image base, the ranges that
+//! hold code, DWARF, and a symbol table.
+
+use super::dwarf::DwarfResolver;
+use super::symtab::SymbolTable;
+use super::{LoadError, Symbolized};
+
+pub struct NativeModule {
+    /// Module offsets are relative to this address (first `PT_LOAD`, `__TEXT` vmaddr).
+    pub base: u64,
+    /// Where code lives: no function is answered outside, whatever stale DWARF of
+    /// discarded code (placed at address 0 by the linker) may claim.
+    pub code: Vec<(u64, u64)>,
+    pub dwarf: Option<DwarfResolver>,
+    pub symbols: SymbolTable,
+    /// Companion files found but rejected (e.g. a `.gnu_debuglink` target whose CRC
+    /// differs): reported in `module_errors` although the module itself was found.
+    pub warnings: Vec<LoadError>,
+}
+
+impl NativeModule {
+    pub fn cost(&self) -> u64 {
+        self.dwarf.as_ref().map_or(0, |d| d.cost()) + 64 * self.symbols.len() as u64
+    }
+
+    pub fn lookup(&self, offset: u64) -> Option<Symbolized> {
+        let addr = self.base.checked_add(offset)?;
+        if !self.code.is_empty() && !self.code.iter().any(|&(s, e)| s <= addr && addr < e) {
+            return None;
+        }
+        self.dwarf
+            .as_ref()
+            .and_then(|d| d.lookup(addr))
+            .or_else(|| self.symbols.lookup(addr))
+    }
+}

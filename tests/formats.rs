@@ -1,0 +1,509 @@
+//! Every debug format and symbol location through the real server, against the ground
+//! truth: PE/PDB, Mach-O (thin, fat, dSYM), Breakpad stores and the symbols zip, ELF
+//! separate debug files; and the bad inputs each of them can bring.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{Value, json};
+
+fn truths(subs: &[&str]) -> Vec<Truth> {
+    subs.iter()
+        .flat_map(|s| truth_files(s))
+        .map(|f| Truth::load(&f))
+        .collect()
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// The name the profiler would send: the PDB's for PE, else the binary's.
+fn debug_name(t: &Truth) -> String {
+    if t.header["module"]["format"] == "pe" {
+        let rel = t.header["debug_file"].as_str().unwrap();
+        file_name(Path::new(rel))
+    } else {
+        file_name(&t.image())
+    }
+}
+
+fn dir_args(dirs: &[PathBuf], flag: &str) -> Vec<String> {
+    let mut dirs = dirs.to_vec();
+    dirs.sort();
+    dirs.dedup();
+    dirs.iter()
+        .flat_map(|d| [flag.to_string(), d.display().to_string()])
+        .collect()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// Sends every truth case as front-end jobs (one per module, ten per request) and adds
+/// one table row per case; `judge` says how one answered frame compares.
+fn run_cases(
+    server: &Server,
+    cases: &[(String, String, &Truth)],
+    table: &mut Agreement,
+    judge: &dyn Fn(&Truth, &Value, &Value) -> Result<&'static str, String>,
+) {
+    for batch in cases.chunks(10) {
+        let jobs: Vec<Value> = batch
+            .iter()
+            .map(|(name, id, t)| job(name, id, &t.offsets()))
+            .collect();
+        let r = server.post_json("/symbolicate/v5", &json!({ "jobs": jobs }));
+        assert_eq!(r.status, 200);
+        let answer = r.json();
+        for ((name, id, t), result) in batch.iter().zip(answer["results"].as_array().unwrap()) {
+            let key = format!("{name}/{id}");
+            assert_eq!(
+                result["found_modules"][&key],
+                json!(true),
+                "{key}: {}",
+                result["module_errors"]
+            );
+            let frames = frames_of(result);
+            let outcomes = frames
+                .iter()
+                .zip(&t.addresses)
+                .map(|(f, e)| judge(t, f, e).map_err(|m| format!("{} {m}", e["module_offset"])))
+                .collect();
+            table.add_labeled(&t.case(), outcomes);
+        }
+    }
+}
+
+fn exact(_: &Truth, f: &Value, e: &Value) -> Result<&'static str, String> {
+    check_frame(f, e).map(|()| "matched")
+}
+
+#[test]
+fn pe_and_pdb_cases_match() {
+    let ts = truths(&["pe", "fixtures/symbolic/windows"]);
+    assert!(ts.len() >= 5);
+    let dirs: Vec<PathBuf> = ts
+        .iter()
+        .map(|t| t.image().parent().unwrap().to_path_buf())
+        .collect();
+    let args = dir_args(&dirs, "--symbol-dir");
+    let server = Server::start(&strs(&args));
+    let cases: Vec<(String, String, &Truth)> = ts
+        .iter()
+        .map(|t| (debug_name(t), t.breakpad_id(), t))
+        .collect();
+    let mut table = Agreement::default();
+    table.allow(
+        "fixtures/symbolic/windows/crash.exe",
+        18,
+        "MSVC inline sites: we read the binary annotations with the pdb crate and report the \
+         site over its whole code range; llvm-symbolizer 19 (the truth) leaves out the first \
+         range of many sites, and names one import thunk's public symbol no function",
+    );
+    run_cases(&server, &cases, &mut table, &exact);
+    table.finish("PE/PDB agreement with ground truth");
+}
+
+#[test]
+fn macho_cases_match_thin_fat_and_dsym() {
+    let ts = truths(&["macho", "fixtures/symbolic/macos"]);
+    assert!(ts.len() >= 5);
+    let c = corpus();
+    // The binaries' folders (their .dSYM bundles beside them) and the universal build.
+    let mut dirs: Vec<PathBuf> = ts
+        .iter()
+        .map(|t| t.image().parent().unwrap().to_path_buf())
+        .collect();
+    let args = dir_args(&dirs, "--symbol-dir");
+    let server = Server::start(&strs(&args));
+    let cases: Vec<(String, String, &Truth)> = ts
+        .iter()
+        .map(|t| (debug_name(t), t.breakpad_id(), t))
+        .collect();
+    let mut table = Agreement::default();
+    run_cases(&server, &cases, &mut table, &exact);
+    table.finish("Mach-O agreement with ground truth (thin binaries + dSYM)");
+
+    // The universal (fat) file and its fat dSYM answer each arch's UUID like the thin one.
+    dirs = vec![c.join("macho/universal")];
+    let args = dir_args(&dirs, "--symbol-dir");
+    let server = Server::start(&strs(&args));
+    let fat: Vec<(String, String, &Truth)> = ts
+        .iter()
+        .filter(|t| t.case().ends_with("/libmathlib.dylib"))
+        .map(|t| (debug_name(t), t.breakpad_id(), t))
+        .collect();
+    assert_eq!(fat.len(), 2);
+    let mut table = Agreement::default();
+    run_cases(&server, &fat, &mut table, &exact);
+    table.finish("Universal Mach-O (member chosen by UUID)");
+}
+
+#[test]
+fn fat_macho_without_the_uuid_lists_what_it_has() {
+    let server = Server::start(&[
+        "--symbol-dir",
+        corpus().join("macho/universal").to_str().unwrap(),
+    ]);
+    let want = "00112233445566778899AABBCCDDEEFF0";
+    let r = server
+        .post_json("/symbolicate/v5", &job("libmathlib.dylib", want, &[0x300]))
+        .json();
+    let key = format!("libmathlib.dylib/{want}");
+    assert_eq!(r["results"][0]["found_modules"][&key], json!(false));
+    let errors = r["results"][0]["module_errors"][&key].as_array().unwrap();
+    let multi: Vec<&Value> = errors
+        .iter()
+        .filter(|e| e["name"] == "NoMatchMultiArch")
+        .collect();
+    assert!(!multi.is_empty(), "{errors:?}");
+    let msg = multi[0]["message"].as_str().unwrap();
+    for arch in ["aarch64", "x86_64"] {
+        assert!(msg.contains(arch), "{msg}");
+    }
+    assert!(msg.contains("4C4C443B55553144A166F1DCA97E76B60"), "{msg}");
+    server.assert_alive();
+}
+
+/// Every truth case that has a dump_syms `.sym` in the Breakpad store, with its store name.
+fn sym_cases(ts: &[Truth]) -> Vec<(String, String, &Truth)> {
+    ts.iter()
+        .filter_map(|t| {
+            let rel = t.header["tools"]["breakpad_sym"].as_str()?;
+            let rel = rel.split("/breakpad/").nth(1)?;
+            let mut parts = rel.split('/');
+            Some((parts.next()?.to_string(), parts.next()?.to_string(), t))
+        })
+        .collect()
+}
+
+/// The PUBLIC a `.sym` gives for `offset` under the documented rule: no FUNC covers it
+/// and the nearest symbol (FUNC or PUBLIC) at or before it is a PUBLIC with a real name.
+/// Read here from the file itself, independently of the server.
+fn public_in_sym(t: &Truth, offset: u64) -> Option<String> {
+    let rel = t.header["tools"]["breakpad_sym"].as_str()?;
+    let text = std::fs::read_to_string(t.file.parent()?.join(rel)).ok()?;
+    let mut best: Option<(u64, Option<String>)> = None;
+    for line in text.lines() {
+        let mut f = line.split(' ');
+        let (kind, is_public) = match f.next() {
+            Some("FUNC") => ("FUNC", false),
+            Some("PUBLIC") => ("PUBLIC", true),
+            _ => continue,
+        };
+        let mut f = f.peekable();
+        if f.peek() == Some(&"m") {
+            f.next();
+        }
+        let addr = u64::from_str_radix(f.next()?, 16).ok()?;
+        let second = f.next()?;
+        if kind == "FUNC" && offset < addr + u64::from_str_radix(second, 16).ok()? && addr <= offset
+        {
+            return None; // a FUNC covers it
+        }
+        if addr <= offset && best.as_ref().is_none_or(|(a, _)| addr >= *a) {
+            let name = is_public.then(|| f.collect::<Vec<_>>().join(" "));
+            best = Some((addr, name));
+        }
+    }
+    best?
+        .1
+        .filter(|n| !n.starts_with('<') && !n.ends_with("mh_execute_header"))
+}
+
+/// Against `expect`, except where the truth records that the `.sym` says otherwise (then
+/// against the `.sym` record), and where `expect` says "no function" but the `.sym` has a
+/// PUBLIC reaching there (a PUBLIC covers up to the next symbol; the truth counts only
+/// sized code).
+fn judge_sym(t: &Truth, f: &Value, e: &Value) -> Result<&'static str, String> {
+    if e["breakpad_sym_agreement"] != "match" {
+        return check_frame_against_sym(f, e).map(|()| ".sym differs");
+    }
+    // A FUNC's size is the .sym's own (for a function split in parts, dump_syms gives the
+    // entry part its own FUNC).
+    let mut e = e.clone();
+    if let Some(size) = e["breakpad_sym"]["function_size"].as_str() {
+        e["expect"]["function_size"] = json!(size);
+    }
+    let e = &e;
+    match check_frame(f, e) {
+        Ok(()) => Ok("matched"),
+        Err(m) if e["expect"]["found"] == false => {
+            let offset = parse_hex(e["module_offset"].as_str().unwrap());
+            match public_in_sym(t, offset) {
+                Some(name)
+                    if f["function"] == json!(name)
+                        && f.get("function_size").is_none()
+                        && f.get("line").is_none() =>
+                {
+                    Ok("PUBLIC")
+                }
+                _ => Err(m),
+            }
+        }
+        Err(m) => Err(m),
+    }
+}
+
+#[test]
+fn breakpad_store_and_symbols_zip_match() {
+    let ts = truths(&[""]);
+    let cases = sym_cases(&ts);
+    assert!(cases.len() >= 19, "{} .sym cases", cases.len());
+    let c = corpus();
+    for (flag, path, title) in [
+        (
+            "--breakpad-symbol-dir",
+            c.join("breakpad"),
+            "Breakpad .sym store agreement",
+        ),
+        (
+            "--symbols-zip",
+            c.join("target.crashreporter-symbols.zip"),
+            "target.crashreporter-symbols.zip agreement",
+        ),
+    ] {
+        let server = Server::start(&[flag, path.to_str().unwrap()]);
+        let mut table = Agreement::default();
+        run_cases(&server, &cases, &mut table, &judge_sym);
+        table.finish(title);
+    }
+}
+
+#[test]
+fn bad_sym_and_zip_files_are_module_errors() {
+    let dir = scratch("bad-sym-zip");
+    let c = corpus();
+    let id = "90DD82A41D48DDBD6087E1A9E4B494850";
+    let good =
+        std::fs::read(c.join(format!("breakpad/libmathlib.so/{id}/libmathlib.so.sym"))).unwrap();
+    // A store whose .sym is cut off inside a FUNC record.
+    let store = dir.join("store");
+    let sym_dir = store.join(format!("libmathlib.so/{id}"));
+    std::fs::create_dir_all(&sym_dir).unwrap();
+    let text = String::from_utf8(good.clone()).unwrap();
+    let cut = text.find("\nFUNC ").unwrap() + 8;
+    std::fs::write(sym_dir.join("libmathlib.so.sym"), &good[..cut]).unwrap();
+    // A zip that is not a zip, and a zip whose entry is corrupt.
+    let not_zip = dir.join("not.zip");
+    std::fs::write(&not_zip, b"this is not a zip archive at all").unwrap();
+    let corrupt = dir.join("corrupt.zip");
+    let mut zip = std::fs::read(c.join("target.crashreporter-symbols.zip")).unwrap();
+    let name = format!("libmathlib.so/{id}/libmathlib.so.sym");
+    let at = zip
+        .windows(name.len())
+        .position(|w| w == name.as_bytes())
+        .expect("entry name in the local header");
+    // Damage the entry's data just after its local header.
+    for b in &mut zip[at + name.len() + 40..at + name.len() + 80] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&corrupt, &zip).unwrap();
+
+    let server = Server::start(&[
+        "--breakpad-symbol-dir",
+        store.to_str().unwrap(),
+        "--symbols-zip",
+        not_zip.to_str().unwrap(),
+        "--symbols-zip",
+        corrupt.to_str().unwrap(),
+    ]);
+    let r = server
+        .post_json("/symbolicate/v5", &job("libmathlib.so", id, &[0x1100]))
+        .json();
+    let key = format!("libmathlib.so/{id}");
+    assert_eq!(r["results"][0]["found_modules"][&key], json!(false));
+    let errors = r["results"][0]["module_errors"][&key].to_string();
+    assert!(
+        errors.contains("libmathlib.so.sym") && errors.contains("FUNC"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("not.zip") && errors.contains("not a zip"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("corrupt.zip") && errors.contains("corrupt"),
+        "{errors}"
+    );
+    server.assert_alive();
+    // Another module from the same (corrupt) zip still works: only one entry is damaged.
+    let other = "4C4C441155553144A1CA40521D4DDD290";
+    let r = server
+        .post_json("/symbolicate/v5", &job("machotool", other, &[0x1000]))
+        .json();
+    assert_eq!(
+        r["results"][0]["found_modules"][format!("machotool/{other}")],
+        json!(true)
+    );
+}
+
+#[test]
+fn pdb_with_another_age_is_rejected() {
+    let c = corpus();
+    let server = Server::start(&["--symbol-dir", c.join("pe").to_str().unwrap()]);
+    // mathlib.pdb's GUID with age 2 instead of 1.
+    let id = "A0EA581CEB06F24F4C4C44205044422E2";
+    let r = server
+        .post_json("/symbolicate/v5", &job("mathlib.pdb", id, &[0x1000]))
+        .json();
+    let key = format!("mathlib.pdb/{id}");
+    assert_eq!(r["results"][0]["found_modules"][&key], json!(false));
+    let errors = r["results"][0]["module_errors"][&key].to_string();
+    assert!(
+        errors.contains("UnmatchedDebugId") && errors.contains("A0EA581CEB06F24F4C4C44205044422E1"),
+        "{errors}"
+    );
+    server.assert_alive();
+}
+
+#[test]
+fn pdb_found_beside_the_dll_and_in_symstores() {
+    let c = corpus();
+    let t = Truth::load(&c.join("truth/pe/mathlib.dll.truth.json"));
+    // A profile whose lib names only the DLL: the PDB is beside it.
+    let dir = scratch("pdb-beside-dll");
+    let profile = dir.join("profile.json");
+    let lib = json!({"debugName": "mathlib.pdb", "breakpadId": t.breakpad_id(),
+        "name": "mathlib.dll", "path": c.join("pe/mathlib.dll"), "codeId": "6553F1003000",
+        "start": 0x180000000u64, "end": 0x180003000u64, "offset": 0, "arch": "x86_64"});
+    std::fs::write(
+        &profile,
+        serde_json::to_vec(&json!({"meta": {"version": 27}, "libs": [lib], "threads": []}))
+            .unwrap(),
+    )
+    .unwrap();
+    let server = Server::start(&[profile.to_str().unwrap()]);
+    let r = server
+        .post_json(
+            "/symbolicate/v5",
+            &job("mathlib.pdb", &t.breakpad_id(), &t.offsets()),
+        )
+        .json();
+    for (f, e) in frames_of(&r["results"][0]).iter().zip(&t.addresses) {
+        check_frame(f, e).unwrap();
+    }
+
+    // A symstore <name>/<ID>/<name>, through --windows-symbol-path and _NT_SYMBOL_PATH
+    // (whose remote server is reported, not fetched).
+    let store = dir.join("symstore");
+    let at = store.join("mathlib.pdb").join(t.breakpad_id());
+    std::fs::create_dir_all(&at).unwrap();
+    std::fs::copy(c.join("pe/mathlib.pdb"), at.join("mathlib.pdb")).unwrap();
+    let path = format!("srv*{}*https://symbols.example.invalid/", store.display());
+    let server = Server::start(&["--windows-symbol-path", &path]);
+    let r = server
+        .post_json(
+            "/symbolicate/v5",
+            &job("mathlib.pdb", &t.breakpad_id(), &t.offsets()),
+        )
+        .json();
+    for (f, e) in frames_of(&r["results"][0]).iter().zip(&t.addresses) {
+        check_frame(f, e).unwrap();
+    }
+    let missing = "B5CD53327987DD5F4C4C44205044422E1";
+    let r = server
+        .post_json(
+            "/symbolicate/v5",
+            &job("mathlib-O0.pdb", missing, &[0x1000]),
+        )
+        .json();
+    let errors = r["results"][0]["module_errors"][format!("mathlib-O0.pdb/{missing}")].to_string();
+    assert!(
+        errors.contains("RemoteSkipped") && errors.contains("symbols.example.invalid"),
+        "{errors}"
+    );
+
+    let mut child = std::process::Command::new(BIN)
+        .args(["query", "/symbolicate/v5"])
+        .env("_NT_SYMBOL_PATH", store.display().to_string())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            &serde_json::to_vec(&job("mathlib.pdb", &t.breakpad_id(), &t.offsets())).unwrap(),
+        )
+        .unwrap();
+    let out: Value = serde_json::from_slice(&child.wait_with_output().unwrap().stdout).unwrap();
+    for (f, e) in frames_of(&out["results"][0]).iter().zip(&t.addresses) {
+        check_frame(f, e).unwrap();
+    }
+}
+
+#[test]
+fn separate_debug_by_build_id_and_a_bad_debuglink() {
+    let c = corpus();
+    let t = Truth::load(&c.join("truth/elf/split-debug/shapes.truth.json"));
+    let dir = scratch("separate-debug");
+    // The stripped binary alone in one folder; its debug file only under .build-id in
+    // another --symbol-dir.
+    let bin_dir = dir.join("bin");
+    let sym_dir = dir.join("syms");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let rel = ".build-id/ea/e34e02f5655745dd557688f4ec4af564554074.debug";
+    std::fs::create_dir_all(sym_dir.join(".build-id/ea")).unwrap();
+    std::fs::copy(c.join("elf/split-debug/shapes"), bin_dir.join("shapes")).unwrap();
+    std::fs::copy(c.join("elf/split-debug").join(rel), sym_dir.join(rel)).unwrap();
+    let server = Server::start(&[
+        "--symbol-dir",
+        bin_dir.to_str().unwrap(),
+        "--symbol-dir",
+        sym_dir.to_str().unwrap(),
+    ]);
+    let r = server
+        .post_json(
+            "/symbolicate/v5",
+            &job("shapes", &t.breakpad_id(), &t.offsets()),
+        )
+        .json();
+    let mut table = Agreement::default();
+    table.add(
+        "elf/split-debug/shapes via --symbol-dir/.build-id",
+        frames_of(&r["results"][0])
+            .iter()
+            .zip(&t.addresses)
+            .map(|(f, e)| check_frame(f, e))
+            .collect(),
+    );
+    table.finish("Separate debug file found by build ID");
+
+    // A .gnu_debuglink target with the right name but other bytes: rejected by its CRC,
+    // reported, and the binary's own symbols still answer.
+    let bad_dir = dir.join("bad");
+    std::fs::create_dir_all(&bad_dir).unwrap();
+    std::fs::copy(c.join("elf/split-debug/shapes"), bad_dir.join("shapes")).unwrap();
+    let mut debug = std::fs::read(c.join("elf/split-debug/shapes.debug")).unwrap();
+    let n = debug.len();
+    debug[n - 1] ^= 0xff;
+    std::fs::write(bad_dir.join("shapes.debug"), &debug).unwrap();
+    let server = Server::start(&["--symbol-dir", bad_dir.to_str().unwrap()]);
+    let r = server
+        .post_json(
+            "/symbolicate/v5",
+            &job("shapes", &t.breakpad_id(), &t.offsets()),
+        )
+        .json();
+    let key = format!("shapes/{}", t.breakpad_id());
+    let errors = r["results"][0]["module_errors"][&key].to_string();
+    assert!(
+        errors.contains("DebugLinkCrcMismatch") && errors.contains("shapes.debug"),
+        "{errors}"
+    );
+    for f in frames_of(&r["results"][0]) {
+        assert!(
+            f.get("file").is_none(),
+            "no DWARF may come from the rejected file: {f}"
+        );
+    }
+    server.assert_alive();
+}
