@@ -201,3 +201,66 @@ fn url_comes_before_the_profile_is_parsed() {
     assert!(t.contains("NoCandidates"), "{t}");
     server.assert_alive();
 }
+
+/// The corpus profile of `os`, with its placeholder paths pointing into the corpus.
+fn corpus_profile(os: &str, dir: &Path) -> (PathBuf, Vec<Value>, Value) {
+    let c = corpus();
+    let text = std::fs::read_to_string(c.join(format!("profiles/gecko-profile-{os}.json")))
+        .unwrap()
+        .replace("\"/corpus/", &format!("\"{}/", c.display()))
+        .replace("C:\\\\corpus\\\\", &format!("{}/pe/", c.display()));
+    let profile = dir.join(format!("{os}.json"));
+    std::fs::write(&profile, &text).unwrap();
+    let libs = serde_json::from_str::<Value>(&text).unwrap()["libs"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let expected: Value = serde_json::from_slice(
+        &std::fs::read(c.join(format!("profiles/gecko-profile-{os}.expected.json"))).unwrap(),
+    )
+    .unwrap();
+    (profile, libs, expected)
+}
+
+#[test]
+fn corpus_macos_and_windows_profiles_symbolicate_from_their_lib_paths() {
+    let dir = scratch("mac-win-profiles");
+    let mut table = Agreement::default();
+    for os in ["macos", "windows"] {
+        let (profile, libs, expected) = corpus_profile(os, &dir);
+        let server = Server::start(&[profile.to_str().unwrap()]);
+        let memory_map: Vec<Value> = libs
+            .iter()
+            .map(|l| json!([l["debugName"], l["breakpadId"]]))
+            .collect();
+        let (mut frames, mut wanted) = (Vec::new(), Vec::new());
+        for (addr, e) in expected["frames"].as_object().unwrap() {
+            let addr = parse_hex(addr);
+            let Some(i) = libs.iter().position(|l| {
+                l["start"].as_u64().unwrap() <= addr && addr < l["end"].as_u64().unwrap()
+            }) else {
+                continue;
+            };
+            frames.push(json!([i, addr - libs[i]["start"].as_u64().unwrap()]));
+            let mut entry = e.clone();
+            entry["found"] = json!(true);
+            wanted.push(json!({ "module_offset": e["module_offset"], "expect": entry }));
+        }
+        assert!(!frames.is_empty());
+        let r = server
+            .post_json(
+                "/symbolicate/v5",
+                &json!({ "memoryMap": memory_map, "stacks": [frames] }),
+            )
+            .json();
+        let got = frames_of(&r["results"][0]);
+        table.add(
+            &format!("profiles/gecko-profile-{os}.json"),
+            got.iter()
+                .zip(&wanted)
+                .map(|(g, w)| check_frame(g, w))
+                .collect(),
+        );
+    }
+    table.finish("Corpus macOS (dSYM via debugPath) and Windows (PDB via debugPath) profiles");
+}
