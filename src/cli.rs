@@ -26,11 +26,11 @@ PROFILE is a Gecko profile or a processed profile, plain or gzipped JSON.
 SYMBOL OPTIONS (all modes):
     --symbol-dir DIR            Search DIR for <debugName> and <name>. Repeatable.
     --breakpad-symbol-dir DIR   Breakpad store <debugName>/<ID>/<name>.sym. Repeatable.
-                                (Not supported yet: accepted and ignored.)
-    --symbols-zip ZIP           A zipped Breakpad store, read in place. Repeatable.
-                                (Not supported yet: accepted and ignored.)
-    --windows-symbol-path PATH  Local symstore directories, _NT_SYMBOL_PATH syntax.
-                                (Not supported yet: accepted and ignored.)
+    --symbols-zip ZIP           A zipped Breakpad store (target.crashreporter-symbols.zip),
+                                read in place. Repeatable.
+    --windows-symbol-path PATH  Local symstores <name>/<ID>/<name>, _NT_SYMBOL_PATH syntax
+                                (also read from $_NT_SYMBOL_PATH); remote servers in it
+                                are reported and skipped, never fetched.
     -v, --verbose               Log every candidate debug file tried, and why it was
                                 rejected, on stderr.
     -q, --quiet                 Print only errors (and, with --no-open, the URL).
