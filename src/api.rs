@@ -91,7 +91,17 @@ impl Api {
                 let jobs = parse_symbolicate_request(&request)?;
                 Ok(self.symbolicate(&jobs))
             }
-            "/source/v1" | "/asm/v1" => {
+            "/source/v1" => {
+                let request: Value = serde_json::from_slice(body)
+                    .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
+                let req = SourceRequest::parse(&request)?;
+                Ok(match self.source(&req) {
+                    Ok(v) => v,
+                    // The front-end shows the message only on a 200.
+                    Err(message) => json!({ "error": message }),
+                })
+            }
+            "/asm/v1" => {
                 serde_json::from_slice::<Value>(body)
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
                 Ok(json!({ "error": format!("{path} is not supported yet by this server") }))
@@ -101,6 +111,63 @@ impl Api {
                 message: format!("unknown API path {path}"),
             }),
         }
+    }
+
+    /// `/source/v1`: the file, if the debug info at that address names it and the debug
+    /// file is local.
+    fn source(&mut self, req: &SourceRequest) -> Result<Value, String> {
+        let lib = self.libs().find(&req.debug_name, &req.debug_id).cloned();
+        let module = self
+            .store
+            .module(&req.debug_name, &req.debug_id, lib.as_ref())
+            .map_err(|errors| {
+                let why: Vec<String> = errors.iter().map(|e| e.message.clone()).collect();
+                format!(
+                    "no debug file for {}/{}: {}",
+                    req.debug_name,
+                    req.debug_id,
+                    why.join("; ")
+                )
+            })?;
+        let debug_file = module.local_debug_file().ok_or_else(|| {
+            format!(
+                "{} was found only through a Breakpad symbol file; sources are served only from local debug files",
+                req.debug_name
+            )
+        })?;
+        let sym = module
+            .lookup_sorted(&[req.module_offset])
+            .pop()
+            .flatten()
+            .ok_or_else(|| {
+                format!(
+                    "no function at {:#x} in {}",
+                    req.module_offset, req.debug_name
+                )
+            })?;
+        let named = sym
+            .file
+            .iter()
+            .chain(sym.inlines.iter().filter_map(|i| i.file.as_ref()));
+        if !named.into_iter().any(|f| *f == req.file) {
+            return Err(format!(
+                "the debug info at {:#x} in {} does not name {}",
+                req.module_offset, req.debug_name, req.file
+            ));
+        }
+        let dir = debug_file.parent().unwrap_or(std::path::Path::new("."));
+        let path = crate::source::locate(
+            &req.file,
+            module.comp_dir(req.module_offset).as_deref(),
+            dir,
+        )?;
+        let source = crate::source::read(&path)?;
+        Ok(json!({
+            "symbolsLastModified": null,
+            "sourceLastModified": null,
+            "file": req.file,
+            "source": source,
+        }))
     }
 
     fn symbolicate(&mut self, jobs: &[Job]) -> Value {
@@ -247,6 +314,51 @@ fn job_result(job: &Job, answers: &HashMap<(&str, &str), ModuleAnswer>) -> Value
         result.insert("module_errors".into(), errors.into());
     }
     Value::Object(result)
+}
+
+/// A `/source/v1` request, checked.
+struct SourceRequest {
+    debug_name: String,
+    debug_id: String,
+    module_offset: u64,
+    file: String,
+}
+
+fn str_field(v: &Value, key: &str) -> Result<String, ApiError> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| ApiError::bad_request(format!("'{key}' must be a string")))
+}
+
+/// A `"0x…"` hex string (or a plain number) field.
+fn offset_field(v: &Value, key: &str) -> Result<u64, ApiError> {
+    let bad = || ApiError::bad_request(format!("'{key}' must be a hex string like \"0x1a2b\""));
+    match v.get(key) {
+        Some(Value::String(s)) => {
+            let hex = s
+                .strip_prefix("0x")
+                .or_else(|| s.strip_prefix("0X"))
+                .ok_or_else(bad)?;
+            u64::from_str_radix(hex, 16).map_err(|_| bad())
+        }
+        Some(n) => n.as_u64().ok_or_else(bad),
+        None => Err(bad()),
+    }
+}
+
+impl SourceRequest {
+    fn parse(v: &Value) -> Result<SourceRequest, ApiError> {
+        if !v.is_object() {
+            return Err(ApiError::bad_request("the request must be a JSON object"));
+        }
+        Ok(SourceRequest {
+            debug_name: str_field(v, "debugName")?,
+            debug_id: str_field(v, "debugId")?,
+            module_offset: offset_field(v, "moduleOffset")?,
+            file: str_field(v, "file")?,
+        })
+    }
 }
 
 /// One job of a `/symbolicate/v5` request, checked.

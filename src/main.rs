@@ -8,6 +8,7 @@ mod libs;
 mod profile;
 mod resolve;
 mod server;
+mod source;
 mod store;
 mod zip;
 

@@ -85,6 +85,13 @@ impl DwarfResolver {
         }
     }
 
+    /// The compilation directory of the unit holding `addr`.
+    pub fn comp_dir(&self, addr: u64) -> Option<String> {
+        let unit = self.finish(self.ctx.find_dwarf_and_unit(addr))?;
+        let dir = unit.comp_dir.as_ref()?;
+        Some(dir.to_string_lossy().ok()?.into_owned())
+    }
+
     /// Resolves an address of the file's own address space. `None` when no DWARF
     /// subprogram covers it (line-table rows alone do not make a function).
     pub fn lookup(&self, addr: u64) -> Option<Symbolized> {

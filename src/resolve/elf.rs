@@ -191,7 +191,9 @@ pub fn load(data: &[u8], ctx: &LoadContext<'_>) -> Result<NativeModule, LoadErro
         None => DwarfResolver::new(&mut |name| section_data(&file, name), endian, path)
             .map_err(|e| LoadError::new("ParseError", path, e))?,
     };
+    let debug_file = separate.map_or_else(|| path.to_path_buf(), |(p, _)| p);
     Ok(NativeModule {
+        debug_file,
         base,
         code,
         dwarf,

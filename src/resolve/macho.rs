@@ -130,6 +130,7 @@ pub fn load(member: &[u8], ctx: &LoadContext<'_>) -> Result<NativeModule, LoadEr
     )
     .map_err(|e| LoadError::new("ParseError", path, e))?;
     Ok(NativeModule {
+        debug_file: path.to_path_buf(),
         base,
         code,
         dwarf,

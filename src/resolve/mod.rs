@@ -54,6 +54,24 @@ impl Module {
         }
     }
 
+    /// The local debug file behind this module, for serving sources; `None` when the
+    /// module came from a Breakpad file (whose paths need not be this machine's).
+    pub fn local_debug_file(&self) -> Option<&Path> {
+        match self {
+            Module::Native(m) => Some(&m.debug_file),
+            Module::Pdb(m) => Some(&m.path),
+            Module::Breakpad(_) => None,
+        }
+    }
+
+    /// The compilation directory of the code at `offset`, where the format records one.
+    pub fn comp_dir(&self, offset: u64) -> Option<String> {
+        match self {
+            Module::Native(m) => m.comp_dir(offset),
+            Module::Pdb(_) | Module::Breakpad(_) => None,
+        }
+    }
+
     /// Problems with companion files of a module that was found nevertheless.
     pub fn warnings(&self) -> &[LoadError] {
         match self {

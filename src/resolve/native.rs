@@ -6,6 +6,9 @@ use super::symtab::SymbolTable;
 use super::{LoadError, Symbolized};
 
 pub struct NativeModule {
+    /// The file the debug information came from (a separate debug file, a dSYM's DWARF
+    /// file, or the binary itself).
+    pub debug_file: std::path::PathBuf,
     /// Module offsets are relative to this address (first `PT_LOAD`, `__TEXT` vmaddr).
     pub base: u64,
     /// Where code lives: no function is answered outside, whatever stale DWARF of
@@ -21,6 +24,12 @@ pub struct NativeModule {
 impl NativeModule {
     pub fn cost(&self) -> u64 {
         self.dwarf.as_ref().map_or(0, |d| d.cost()) + 64 * self.symbols.len() as u64
+    }
+
+    pub fn comp_dir(&self, offset: u64) -> Option<String> {
+        self.dwarf
+            .as_ref()?
+            .comp_dir(self.base.checked_add(offset)?)
     }
 
     pub fn lookup(&self, offset: u64) -> Option<Symbolized> {

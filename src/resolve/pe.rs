@@ -44,6 +44,7 @@ struct Proc {
 }
 
 pub struct PdbModule {
+    pub path: PathBuf,
     procs: Vec<Proc>,
     /// Public symbols, each reaching to the next symbol (publics carry no size).
     publics: SymbolTable,
@@ -106,7 +107,9 @@ pub fn load_pdb(data: Vec<u8>, want: &str, ctx: &LoadContext<'_>) -> Result<PdbM
             format!("its debug ID (GUID and age) is {id}, the request is for {want}"),
         ));
     }
-    read_tables(&mut pdb, cost).map_err(|e| pdb_error(path, e))
+    let mut m = read_tables(&mut pdb, cost).map_err(|e| pdb_error(path, e))?;
+    m.path = path.to_path_buf();
+    Ok(m)
 }
 
 fn read_tables<S: pdb::Source<'static> + 'static>(
@@ -282,6 +285,7 @@ fn read_tables<S: pdb::Source<'static> + 'static>(
         Some((addr, next - addr, name))
     });
     Ok(PdbModule {
+        path: PathBuf::new(),
         procs,
         publics: SymbolTable::new(sized),
         files: files.list,
@@ -495,6 +499,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
         Some((addr, next - addr, name))
     }));
     Ok(Module::Native(Box::new(NativeModule {
+        debug_file: path.to_path_buf(),
         base,
         code: text,
         dwarf: None,

@@ -1,0 +1,178 @@
+//! `/source/v1`: a file is served only when the debug info at that address names it and
+//! the debug file is local; everything else gets a clear `error` (with status 200, the
+//! only status on which the front-end shows it).
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+const PROFILE: &str = "fixtures/example/profile.json";
+
+fn example_lib() -> (String, String) {
+    let p: Value = serde_json::from_slice(&std::fs::read(PROFILE).unwrap()).unwrap();
+    let l = &p["libs"][0];
+    (
+        l["debugName"].as_str().unwrap().into(),
+        l["breakpadId"].as_str().unwrap().into(),
+    )
+}
+
+/// An address of the example whose inline frames name `mix.h`, found by asking the server.
+fn inlined_offset(server: &Server, name: &str, id: &str) -> (u64, String, String) {
+    let offsets: Vec<u64> = (0x1200..0x1258).collect();
+    let r = server
+        .post_json("/symbolicate/v5", &job(name, id, &offsets))
+        .json();
+    for f in frames_of(&r["results"][0]) {
+        if let Some(inl) = f["inlines"].as_array()
+            && let Some(h) = inl
+                .iter()
+                .find(|i| i["file"].as_str().is_some_and(|s| s.ends_with("mix.h")))
+        {
+            let offset = parse_hex(f["module_offset"].as_str().unwrap());
+            return (
+                offset,
+                h["file"].as_str().unwrap().into(),
+                f["file"].as_str().unwrap().into(),
+            );
+        }
+    }
+    panic!("no inlined address in the example's checksum()");
+}
+
+fn source(server: &Server, name: &str, id: &str, offset: u64, file: &str) -> Value {
+    let r = server.post_json(
+        "/source/v1",
+        &json!({"debugName": name, "debugId": id, "moduleOffset": format!("{offset:#x}"), "file": file}),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.header("Access-Control-Allow-Origin"), Some("*"));
+    r.json()
+}
+
+#[test]
+fn serves_a_file_named_by_an_inline_frame() {
+    let (name, id) = example_lib();
+    let server = Server::start(&[PROFILE]);
+    let (offset, header, outer) = inlined_offset(&server, &name, &id);
+    let v = source(&server, &name, &id, offset, &header);
+    assert_eq!(v["file"], json!(header));
+    assert_eq!(
+        v["source"],
+        json!(std::fs::read_to_string("fixtures/example/mix.h").unwrap())
+    );
+    assert!(v["symbolsLastModified"].is_null() && v["sourceLastModified"].is_null());
+    // The outer function's file too.
+    let v = source(&server, &name, &id, offset, &outer);
+    assert_eq!(
+        v["source"],
+        json!(std::fs::read_to_string("fixtures/example/example.c").unwrap())
+    );
+}
+
+#[test]
+fn refuses_files_the_debug_info_does_not_name() {
+    let (name, id) = example_lib();
+    let server = Server::start(&[PROFILE]);
+    let (offset, header, _) = inlined_offset(&server, &name, &id);
+    for (file, needle) in [
+        ("./profile.json", "does not name"),
+        ("/etc/passwd", "does not name"),
+        ("./../example/mix.h", "does not name"),
+        (
+            &format!("{header}/../../../../../etc/passwd"),
+            "does not name",
+        ),
+        ("../../../../../../etc/passwd", "does not name"),
+    ] {
+        let v = source(&server, &name, &id, offset, file);
+        assert!(v.get("source").is_none(), "{file} was served");
+        assert!(v["error"].as_str().unwrap().contains(needle), "{file}: {v}");
+    }
+    // An address in no function names no file at all.
+    let v = source(&server, &name, &id, 0x10, &header);
+    assert!(v["error"].as_str().unwrap().contains("no function"), "{v}");
+    // Malformed requests are 400s naming the field.
+    for (body, field) in [
+        (
+            json!({"debugId": id, "moduleOffset": "0x1", "file": "x"}),
+            "debugName",
+        ),
+        (
+            json!({"debugName": name, "debugId": id, "moduleOffset": "12", "file": "x"}),
+            "moduleOffset",
+        ),
+        (
+            json!({"debugName": name, "debugId": id, "moduleOffset": "0x1"}),
+            "file",
+        ),
+    ] {
+        let r = server.post_json("/source/v1", &body);
+        assert_eq!(r.status, 400);
+        assert!(r.json()["error"].as_str().unwrap().contains(field));
+    }
+    server.assert_alive();
+}
+
+#[test]
+fn refuses_a_symlink_out_of_the_compilation_directory() {
+    let (name, id) = example_lib();
+    let dir = scratch("source-symlink");
+    std::fs::copy("fixtures/example/example", dir.join("example")).unwrap();
+    std::fs::copy("fixtures/example/example.c", dir.join("example.c")).unwrap();
+    // mix.h, as the debug info names it, is a link to a file elsewhere.
+    let outside = scratch("source-symlink-target").join("secret.h");
+    std::fs::write(&outside, "secret").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("mix.h")).unwrap();
+    let server = Server::start(&["--symbol-dir", dir.to_str().unwrap()]);
+    let (offset, header, outer) = inlined_offset(&server, &name, &id);
+    let v = source(&server, &name, &id, offset, &header);
+    assert!(v.get("source").is_none(), "the symlink was followed: {v}");
+    assert!(v["error"].as_str().unwrap().contains("outside"), "{v}");
+    // The real file beside it is still served.
+    let v = source(&server, &name, &id, offset, &outer);
+    assert_eq!(
+        v["source"],
+        json!(std::fs::read_to_string(dir.join("example.c")).unwrap())
+    );
+}
+
+#[test]
+fn refuses_modules_found_only_through_breakpad() {
+    let c = corpus();
+    let t = Truth::load(&c.join("truth/elf/libmathlib.so.truth.json"));
+    let server = Server::start(&[
+        "--breakpad-symbol-dir",
+        c.join("breakpad").to_str().unwrap(),
+    ]);
+    let e = t
+        .addresses
+        .iter()
+        .find(|a| a["expect"]["found"] == json!(true) && a["expect"]["file"].is_string())
+        .unwrap();
+    let offset = parse_hex(e["module_offset"].as_str().unwrap());
+    let file = e["expect"]["frames_innermost_first"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let v = source(&server, "libmathlib.so", &t.breakpad_id(), offset, &file);
+    assert!(v.get("source").is_none());
+    assert!(v["error"].as_str().unwrap().contains("Breakpad"), "{v}");
+    // And a module that is not found at all says so.
+    let v = source(
+        &server,
+        "nothere.so",
+        "0123456789ABCDEF0123456789ABCDEF0",
+        1,
+        "x.c",
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("no debug file"),
+        "{v}"
+    );
+}
