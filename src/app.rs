@@ -37,7 +37,21 @@ pub fn run(inv: Invocation) -> i32 {
                 }
             };
             let quiet = symbols.quiet;
-            let api = Api::new(store(symbols), profile.clone(), quiet);
+            let mut store = store(symbols);
+            // A sidecar beside the profile answers for modules no local file has.
+            if let Some(p) = &profile {
+                let sidecar = crate::ci::default_sidecar(&p.path);
+                if sidecar.is_file() {
+                    if !quiet {
+                        eprintln!(
+                            "Using symbols from {} where no local file has them.",
+                            sidecar.display()
+                        );
+                    }
+                    store.set_sidecar(sidecar);
+                }
+            }
+            let api = Api::new(store, profile.clone(), quiet);
             let srv = match Server::start(&server, profile, api) {
                 Ok(s) => s,
                 Err(e) => {
@@ -100,12 +114,20 @@ pub fn run(inv: Invocation) -> i32 {
             }
             code
         }
-        Command::Symbolicate { profile, .. } => {
-            eprintln!(
-                "error: `symbolicate` is not supported yet (profile {} left as it is)",
-                profile.display()
-            );
-            EXIT_FAILURE
+        Command::Symbolicate {
+            profile,
+            output,
+            sidecar,
+        } => {
+            let quiet = symbols.quiet;
+            let mut store = store(symbols);
+            match crate::ci::symbolicate(&profile, output.as_deref(), sidecar, &mut store, quiet) {
+                Ok(()) => EXIT_OK,
+                Err(e) => {
+                    eprintln!("error: {}", e.0);
+                    EXIT_FAILURE
+                }
+            }
         }
     }
 }

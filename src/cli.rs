@@ -16,7 +16,12 @@ USAGE:
         at once; function names, file/line and inline frames are filled in as the profiler
         asks. Without PROFILE the server runs as a symbol server only.
     profiler-symbol-server symbolicate [OPTIONS] PROFILE -o OUT [--sidecar[=PATH]]
-        CI mode: no server, no browser. (Not supported yet.)
+        CI mode: no server, no browser. Every 0x... location of every thread (and
+        subprocess) that falls in a lib becomes \"<function> (in <debugName>)\"; the rest of
+        the profile is copied byte for byte. OUT is gzipped when it ends in .gz.
+        --sidecar writes the symbols of every address, with file/line and inline frames,
+        as a .syms.json (default: PROFILE with its last extension replaced by syms.json),
+        which `load` picks up beside the profile on a machine without the symbols.
     profiler-symbol-server query [OPTIONS] API-PATH [REQUEST.json]
         Answer one API request (e.g. /symbolicate/v5) on stdout, exactly as the server
         would. Reads the request from standard input when no file is given.
@@ -49,7 +54,8 @@ SERVER OPTIONS (load):
 
 SYMBOLICATE OPTIONS:
     -o, --output OUT            Where to write the symbolicated profile (.gz: gzipped).
-    --sidecar[=PATH]            Also write a .syms.json sidecar.
+                                Written to a temporary file, renamed when complete.
+    --sidecar[=PATH]            Also (or instead) write the .syms.json sidecar.
 
 OTHER:
     -h, --help                  Print this help.
@@ -113,9 +119,7 @@ pub enum Command {
     },
     Symbolicate {
         profile: PathBuf,
-        #[allow(dead_code)] // written by the `symbolicate` mode, still to come
         output: Option<PathBuf>,
-        #[allow(dead_code)]
         sidecar: Option<Option<PathBuf>>,
     },
     Query {

@@ -2,11 +2,13 @@
 
 mod api;
 mod app;
+mod ci;
 mod cli;
 mod debugid;
 mod libs;
 mod profile;
 mod resolve;
+mod rewrite;
 mod server;
 mod source;
 mod store;

@@ -295,3 +295,211 @@ mod tests {
         assert_eq!(libs_of(&json), ["a", "t", "s", "deep"]);
     }
 }
+
+/// One process of a Gecko profile (the root is `path == []`, `processes[2]` is `[2]`):
+/// its libs and every `0x…` location string of its threads' string tables.
+#[derive(Debug, Default)]
+pub struct ProcessInfo {
+    pub path: Vec<usize>,
+    pub libs: Vec<Lib>,
+    pub addresses: std::collections::BTreeSet<u64>,
+}
+
+/// A `0x…` location string's address.
+pub fn hex_address(s: &str) -> Option<u64> {
+    let hex = s.strip_prefix("0x")?;
+    if hex.is_empty() || hex.len() > 16 {
+        return None;
+    }
+    u64::from_str_radix(hex, 16).ok()
+}
+
+impl ProfileFile {
+    /// Every process with its libs and addresses (first pass of `symbolicate`).
+    pub fn read_processes(&self) -> Result<Vec<ProcessInfo>, ProfileError> {
+        let reader = self.reader()?;
+        let mut out = Vec::new();
+        let mut de = serde_json::Deserializer::from_reader(reader);
+        ProcessSeed {
+            path: Vec::new(),
+            out: &mut out,
+        }
+        .deserialize(&mut de)
+        .and_then(|()| de.end())
+        .map_err(|e| self.error(format!("not a valid profile: {e}")))?;
+        if out.is_empty() {
+            return Err(self.error("not a Gecko profile (the top level is not an object)"));
+        }
+        Ok(out)
+    }
+}
+
+struct ProcessSeed<'a> {
+    path: Vec<usize>,
+    out: &'a mut Vec<ProcessInfo>,
+}
+
+impl<'de> DeserializeSeed<'de> for ProcessSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ProcessSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a profile object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let index = self.out.len();
+        self.out.push(ProcessInfo {
+            path: self.path.clone(),
+            ..Default::default()
+        });
+        let mut raw_libs = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "libs" => map.next_value_seed(LibsSeed { out: &mut raw_libs })?,
+                "threads" => map.next_value_seed(ThreadsSeed {
+                    out: &mut self.out[index].addresses,
+                })?,
+                "processes" => map.next_value_seed(SubprocessesSeed {
+                    path: self.path.clone(),
+                    out: &mut *self.out,
+                })?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        self.out[index].libs = raw_libs.iter().filter_map(Lib::from_json).collect();
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(()) // a subprocess kept as a string (very old profiles): left as it is
+    }
+}
+
+struct SubprocessesSeed<'a> {
+    path: Vec<usize>,
+    out: &'a mut Vec<ProcessInfo>,
+}
+
+impl<'de> DeserializeSeed<'de> for SubprocessesSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for SubprocessesSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of processes")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        loop {
+            let mut path = self.path.clone();
+            path.push(i);
+            let seed = ProcessSeed {
+                path,
+                out: &mut *self.out,
+            };
+            if seq.next_element_seed(seed)?.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+}
+
+/// `threads`: each thread's `stringTable` strings that are addresses.
+struct ThreadsSeed<'a> {
+    out: &'a mut std::collections::BTreeSet<u64>,
+}
+
+impl<'de> DeserializeSeed<'de> for ThreadsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ThreadsSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of threads")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq
+            .next_element_seed(ThreadSeed {
+                out: &mut *self.out,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+}
+
+struct ThreadSeed<'a> {
+    out: &'a mut std::collections::BTreeSet<u64>,
+}
+
+impl<'de> DeserializeSeed<'de> for ThreadSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ThreadSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a thread object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "stringTable" {
+                let strings: Vec<IgnoredOrString> = map.next_value()?;
+                self.out.extend(
+                    strings
+                        .iter()
+                        .filter_map(|s| s.0.as_deref().and_then(hex_address)),
+                );
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// A string table element: kept when it is a string.
+struct IgnoredOrString(Option<String>);
+
+impl<'de> serde::Deserialize<'de> for IgnoredOrString {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = IgnoredOrString;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<IgnoredOrString, E> {
+                Ok(IgnoredOrString(s.starts_with("0x").then(|| s.to_string())))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<IgnoredOrString, E> {
+                Ok(IgnoredOrString(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<IgnoredOrString, E> {
+                Ok(IgnoredOrString(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

@@ -8,6 +8,7 @@ use crate::cli::SymbolOptions;
 use crate::debugid;
 use crate::libs::Lib;
 use crate::resolve::breakpad::SymFile;
+use crate::resolve::sidecar::{self, SidecarModule};
 use crate::resolve::{LoadContext, LoadError, Module, elf, macho, pe};
 use crate::zip::ZipArchive;
 
@@ -17,6 +18,9 @@ pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
 
 /// The magic of a PDB (MSF 7.0) file.
 const PDB_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
+
+/// A sidecar's modules by (debug name, upper-case debug ID).
+type SidecarModules = std::collections::HashMap<(String, String), SidecarModule>;
 
 struct CacheEntry {
     debug_name: String,
@@ -48,6 +52,9 @@ pub struct SymbolStore {
     /// Remote entries of that path: reported, never fetched.
     remote_symstores: Vec<String>,
     archives: Vec<Archive>,
+    /// The profile's `.syms.json`, parsed on first need; its modules are taken out as
+    /// they are used.
+    sidecar: Option<(PathBuf, Option<Result<SidecarModules, LoadError>>)>,
     cache: Vec<CacheEntry>,
     max_modules: usize,
     max_bytes: u64,
@@ -119,11 +126,39 @@ impl SymbolStore {
             symstores,
             remote_symstores,
             archives,
+            sidecar: None,
             cache: Vec::new(),
             max_modules: DEFAULT_MAX_MODULES,
             max_bytes: DEFAULT_MAX_BYTES,
             clock: 0,
         }
+    }
+
+    /// Answers from this sidecar for modules no local file has.
+    pub fn set_sidecar(&mut self, path: PathBuf) {
+        self.sidecar = Some((path, None));
+    }
+
+    /// The sidecar's entry for a module, if there is a sidecar and it has one.
+    fn take_from_sidecar(
+        &mut self,
+        debug_name: &str,
+        breakpad_id: &str,
+    ) -> Option<Result<Module, LoadError>> {
+        let (path, parsed) = self.sidecar.as_mut()?;
+        let modules = match parsed.get_or_insert_with(|| sidecar::load(path)) {
+            Ok(m) => m,
+            Err(e) => return Some(Err(e.clone())),
+        };
+        let key = (debug_name.to_string(), breakpad_id.to_ascii_uppercase());
+        Some(match modules.remove(&key) {
+            Some(m) => Ok(Module::Sidecar(m)),
+            None => Err(LoadError::new(
+                "NotFound",
+                path,
+                "the sidecar has no entry for this module",
+            )),
+        })
     }
 
     /// The places to try for a module, in the order of SPEC section 6.
@@ -344,6 +379,16 @@ impl SymbolStore {
                     errors.push(e);
                 }
             }
+        }
+        // 6. The profile's sidecar.
+        match self.take_from_sidecar(debug_name, breakpad_id) {
+            Some(Ok(module)) => {
+                let module = Rc::new(module);
+                self.insert(debug_name, breakpad_id, module.clone());
+                return Ok(module);
+            }
+            Some(Err(e)) => errors.push(e),
+            None => {}
         }
         for r in &self.remote_symstores {
             errors.push(LoadError {

@@ -7,6 +7,7 @@ pub mod elf;
 pub mod macho;
 pub mod native;
 pub mod pe;
+pub mod sidecar;
 pub mod symtab;
 
 use std::path::{Path, PathBuf};
@@ -42,6 +43,8 @@ pub enum Module {
     Pdb(pe::PdbModule),
     /// A Breakpad `.sym` file, indexed.
     Breakpad(breakpad::SymFile),
+    /// A module of the profile's `.syms.json` sidecar.
+    Sidecar(sidecar::SidecarModule),
 }
 
 impl Module {
@@ -51,16 +54,18 @@ impl Module {
             Module::Native(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
             Module::Pdb(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
             Module::Breakpad(m) => m.lookup_sorted(offsets),
+            Module::Sidecar(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
         }
     }
 
     /// The local debug file behind this module, for serving sources; `None` when the
-    /// module came from a Breakpad file (whose paths need not be this machine's).
+    /// module came from a Breakpad file or a sidecar (whose paths need not be this
+    /// machine's).
     pub fn local_debug_file(&self) -> Option<&Path> {
         match self {
             Module::Native(m) => Some(&m.debug_file),
             Module::Pdb(m) => Some(&m.path),
-            Module::Breakpad(_) => None,
+            Module::Breakpad(_) | Module::Sidecar(_) => None,
         }
     }
 
@@ -68,7 +73,7 @@ impl Module {
     pub fn comp_dir(&self, offset: u64) -> Option<String> {
         match self {
             Module::Native(m) => m.comp_dir(offset),
-            Module::Pdb(_) | Module::Breakpad(_) => None,
+            _ => None,
         }
     }
 
@@ -76,7 +81,7 @@ impl Module {
     pub fn warnings(&self) -> &[LoadError] {
         match self {
             Module::Native(m) => &m.warnings,
-            Module::Pdb(_) | Module::Breakpad(_) => &[],
+            _ => &[],
         }
     }
 
@@ -86,6 +91,7 @@ impl Module {
             Module::Native(m) => m.cost(),
             Module::Pdb(m) => m.cost(),
             Module::Breakpad(m) => m.cost(),
+            Module::Sidecar(m) => m.cost(),
         }
     }
 }

@@ -1,0 +1,419 @@
+//! Second pass of `symbolicate`: copies a Gecko profile's JSON text byte for byte,
+//! replacing only the thread string-table entries it is given and setting
+//! `meta.presymbolicated`. Key order, numbers and spacing stay exactly as they were, and the
+//! text streams through: nothing of the profile is held in memory.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+
+/// For each process (by its path of `processes` indices), address -> new location text.
+pub type Replacements = HashMap<Vec<usize>, HashMap<u64, String>>;
+
+#[derive(Debug, Default, PartialEq)]
+pub struct Stats {
+    pub replaced: u64,
+}
+
+const MAX_DEPTH: usize = 512;
+
+struct Input<R: Read> {
+    inner: R,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
+    consumed: u64,
+}
+
+impl<R: Read> Input<R> {
+    fn peek(&mut self) -> Result<Option<u8>, String> {
+        if self.pos == self.len {
+            self.consumed += self.len as u64;
+            self.pos = 0;
+            self.len = loop {
+                match self.inner.read(&mut self.buf) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(format!("reading the profile: {e}")),
+                }
+            };
+            if self.len == 0 {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.buf[self.pos]))
+    }
+
+    fn offset(&self) -> u64 {
+        self.consumed + self.pos as u64
+    }
+
+    fn next(&mut self) -> Result<u8, String> {
+        match self.peek()? {
+            Some(b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(format!(
+                "the profile ends early (at byte {})",
+                self.offset()
+            )),
+        }
+    }
+}
+
+/// Where a value sits, as far as rewriting cares.
+#[derive(Clone, Copy)]
+enum Where<'p> {
+    /// A process object (the root, or an element of `processes`).
+    Process(&'p [usize]),
+    Processes(&'p [usize]),
+    Threads(&'p [usize]),
+    Thread(&'p [usize]),
+    StringTable(&'p [usize]),
+    /// The root's `meta`.
+    Meta,
+    Other,
+}
+
+struct Rewriter<'a, R: Read, W: Write> {
+    input: Input<R>,
+    out: W,
+    repl: &'a Replacements,
+    stats: Stats,
+}
+
+fn write_err(e: std::io::Error) -> String {
+    format!("writing the output: {e}")
+}
+
+impl<R: Read, W: Write> Rewriter<'_, R, W> {
+    fn emit(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.out.write_all(bytes).map_err(write_err)
+    }
+
+    fn unexpected(&mut self, what: &str) -> String {
+        format!(
+            "invalid JSON at byte {}: expected {what}",
+            self.input.offset()
+        )
+    }
+
+    fn whitespace(&mut self) -> Result<(), String> {
+        while let Some(b) = self.input.peek()? {
+            if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                break;
+            }
+            self.input.pos += 1;
+            self.emit(&[b])?;
+        }
+        Ok(())
+    }
+
+    /// Reads a string (after its opening quote) up to and excluding the closing quote;
+    /// returns its raw bytes, escapes as written.
+    fn read_string(&mut self) -> Result<Vec<u8>, String> {
+        let mut raw = Vec::new();
+        loop {
+            match self.input.next()? {
+                b'"' => return Ok(raw),
+                b'\\' => {
+                    raw.push(b'\\');
+                    raw.push(self.input.next()?);
+                }
+                b => raw.push(b),
+            }
+        }
+    }
+
+    /// Copies a string (after its opening quote) through, closing quote included.
+    fn copy_string(&mut self) -> Result<(), String> {
+        loop {
+            // Copy the run of plain bytes in the buffer at once.
+            self.input.peek()?;
+            let start = self.input.pos;
+            let end = self.input.buf[start..self.input.len]
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')
+                .map_or(self.input.len, |i| start + i);
+            if end > start {
+                let chunk = self.input.buf[start..end].to_vec();
+                self.input.pos = end;
+                self.emit(&chunk)?;
+            }
+            match self.input.next()? {
+                b'"' => return self.emit(b"\""),
+                b'\\' => {
+                    let e = self.input.next()?;
+                    self.emit(&[b'\\', e])?;
+                }
+                b => self.emit(&[b])?,
+            }
+        }
+    }
+
+    fn scalar(&mut self) -> Result<(), String> {
+        let mut any = false;
+        while let Some(b) = self.input.peek()? {
+            if matches!(b, b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t') {
+                break;
+            }
+            if !(b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.')) {
+                return Err(self.unexpected("a value"));
+            }
+            self.input.pos += 1;
+            self.emit(&[b])?;
+            any = true;
+        }
+        if any {
+            Ok(())
+        } else {
+            Err(self.unexpected("a value"))
+        }
+    }
+
+    fn value(&mut self, at: Where<'_>, depth: usize) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err("the profile is nested too deeply".into());
+        }
+        self.whitespace()?;
+        match self.input.peek()? {
+            Some(b'{') => {
+                self.input.pos += 1;
+                self.emit(b"{")?;
+                self.object(at, depth)
+            }
+            Some(b'[') => {
+                self.input.pos += 1;
+                self.emit(b"[")?;
+                self.array(at, depth)
+            }
+            Some(b'"') => {
+                self.input.pos += 1;
+                if let Where::StringTable(process) = at {
+                    let raw = self.read_string()?;
+                    let new = std::str::from_utf8(&raw)
+                        .ok()
+                        .and_then(crate::profile::hex_address)
+                        .and_then(|a| self.repl.get(process)?.get(&a));
+                    match new {
+                        Some(text) => {
+                            let quoted = serde_json::to_string(text).map_err(|e| e.to_string())?;
+                            self.stats.replaced += 1;
+                            self.emit(quoted.as_bytes())
+                        }
+                        None => {
+                            self.emit(b"\"")?;
+                            self.emit(&raw)?;
+                            self.emit(b"\"")
+                        }
+                    }
+                } else {
+                    self.emit(b"\"")?;
+                    self.copy_string()
+                }
+            }
+            Some(_) => self.scalar(),
+            None => Err(format!(
+                "the profile ends early (at byte {})",
+                self.input.offset()
+            )),
+        }
+    }
+
+    fn object(&mut self, at: Where<'_>, depth: usize) -> Result<(), String> {
+        let mut members = 0usize;
+        let mut saw_presymbolicated = false;
+        loop {
+            self.whitespace()?;
+            match self.input.next()? {
+                b'}' => {
+                    if matches!(at, Where::Meta) && !saw_presymbolicated {
+                        let sep = if members > 0 { "," } else { "" };
+                        self.emit(format!("{sep}\"presymbolicated\":true").as_bytes())?;
+                    }
+                    return self.emit(b"}");
+                }
+                b',' if members > 0 => {
+                    self.emit(b",")?;
+                    self.whitespace()?;
+                    if self.input.next()? != b'"' {
+                        return Err(self.unexpected("a key"));
+                    }
+                }
+                b'"' if members == 0 => {}
+                _ => return Err(self.unexpected("a key or '}'")),
+            }
+            let key = self.read_string()?;
+            self.emit(b"\"")?;
+            self.emit(&key)?;
+            self.emit(b"\"")?;
+            self.whitespace()?;
+            if self.input.next()? != b':' {
+                return Err(self.unexpected("':'"));
+            }
+            self.emit(b":")?;
+            members += 1;
+            let child = match (at, key.as_slice()) {
+                (Where::Process(p), b"processes") => Where::Processes(p),
+                (Where::Process(p), b"threads") => Where::Threads(p),
+                (Where::Process([]), b"meta") => Where::Meta,
+                (Where::Thread(p), b"stringTable") => Where::StringTable(p),
+                (Where::Meta, b"presymbolicated") => {
+                    // Replace whatever value it had.
+                    saw_presymbolicated = true;
+                    self.whitespace()?;
+                    self.skip_value()?;
+                    self.emit(b"true")?;
+                    continue;
+                }
+                _ => Where::Other,
+            };
+            self.value(child, depth + 1)?;
+        }
+    }
+
+    /// Reads a value without writing it.
+    fn skip_value(&mut self) -> Result<(), String> {
+        let mut nesting = 0usize;
+        loop {
+            match self.input.peek()? {
+                Some(b'"') => {
+                    self.input.pos += 1;
+                    self.read_string()?;
+                }
+                Some(b'{' | b'[') => {
+                    self.input.pos += 1;
+                    nesting += 1;
+                }
+                Some(b'}' | b']') if nesting > 0 => {
+                    self.input.pos += 1;
+                    nesting -= 1;
+                }
+                Some(b',' | b'}' | b']') if nesting == 0 => return Ok(()),
+                Some(b' ' | b'\n' | b'\r' | b'\t') if nesting == 0 => return Ok(()),
+                Some(_) => self.input.pos += 1,
+                None => {
+                    return Err(format!(
+                        "the profile ends early (at byte {})",
+                        self.input.offset()
+                    ));
+                }
+            }
+            if nesting == 0 && matches!(self.input.peek()?, Some(b',' | b'}' | b']') | None) {
+                return Ok(());
+            }
+        }
+    }
+
+    fn array(&mut self, at: Where<'_>, depth: usize) -> Result<(), String> {
+        let mut index = 0usize;
+        loop {
+            self.whitespace()?;
+            if self.input.peek()? == Some(b']') {
+                self.input.pos += 1;
+                return self.emit(b"]");
+            }
+            if index > 0 {
+                if self.input.next()? != b',' {
+                    return Err(self.unexpected("',' or ']'"));
+                }
+                self.emit(b",")?;
+            }
+            match at {
+                Where::Processes(p) => {
+                    let mut path = p.to_vec();
+                    path.push(index);
+                    self.value(Where::Process(&path), depth + 1)?;
+                }
+                Where::Threads(p) => self.value(Where::Thread(p), depth + 1)?,
+                Where::StringTable(p) => self.value(Where::StringTable(p), depth + 1)?,
+                _ => self.value(Where::Other, depth + 1)?,
+            }
+            index += 1;
+        }
+    }
+}
+
+/// Copies `input` to `output`, replacing what `repl` says.
+pub fn rewrite(input: impl Read, output: impl Write, repl: &Replacements) -> Result<Stats, String> {
+    let mut rw = Rewriter {
+        input: Input {
+            inner: input,
+            buf: vec![0; 1 << 16],
+            pos: 0,
+            len: 0,
+            consumed: 0,
+        },
+        out: output,
+        repl,
+        stats: Stats::default(),
+    };
+    rw.value(Where::Process(&[]), 0)?;
+    rw.whitespace()?;
+    if rw.input.peek()?.is_some() {
+        return Err(rw.unexpected("the end of the profile"));
+    }
+    rw.out.flush().map_err(write_err)?;
+    Ok(rw.stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str, repl: &Replacements) -> Result<(String, u64), String> {
+        let mut out = Vec::new();
+        let stats = rewrite(text.as_bytes(), &mut out, repl)?;
+        Ok((String::from_utf8(out).unwrap(), stats.replaced))
+    }
+
+    #[test]
+    fn replaces_only_string_table_addresses() {
+        let mut repl = Replacements::new();
+        repl.insert(vec![], HashMap::from([(0x10, "f (in a)".to_string())]));
+        repl.insert(
+            vec![1],
+            HashMap::from([(0x20, "g \"q\" (in b)".to_string())]),
+        );
+        let text = r#"{ "meta" : {"version": 1.50, "x": [1e3, -0.0]},
+  "threads": [{"stringTable": ["0x10", "0x11", "0x10", "a\"b"], "other": ["0x10"]}],
+  "processes": [{"threads": [{"stringTable": ["0x20"]}]},
+                {"meta": {}, "threads": [{"stringTable": ["0x20", "0x10"]}]}] }"#;
+        let (out, n) = run(text, &repl).unwrap();
+        let want = text
+            .replacen(
+                r#""x": [1e3, -0.0]}"#,
+                r#""x": [1e3, -0.0],"presymbolicated":true}"#,
+                1,
+            )
+            .replacen(
+                r#"["0x10", "0x11", "0x10""#,
+                r#"["f (in a)", "0x11", "f (in a)""#,
+                1,
+            )
+            .replacen(r#"["0x20", "0x10"]"#, r#"["g \"q\" (in b)", "0x10"]"#, 1);
+        assert_eq!(out, want);
+        assert_eq!(n, 3);
+        // Idempotent, and an existing flag is set rather than added twice.
+        let (again, n) = run(&out, &repl).unwrap();
+        assert_eq!((again.as_str(), n), (out.as_str(), 0));
+        let (out, _) = run(r#"{"meta":{"presymbolicated":false}}"#, &repl).unwrap();
+        assert_eq!(out, r#"{"meta":{"presymbolicated":true}}"#);
+        let (out, _) = run(r#"{"meta":{}}"#, &repl).unwrap();
+        assert_eq!(out, r#"{"meta":{"presymbolicated":true}}"#);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let repl = Replacements::new();
+        for text in [
+            r#"{"meta": {"a": 1}, "threads": [{"stringTable": ["0x1""#,
+            "{",
+            r#"{"a" 1}"#,
+            "[1,]x",
+            "{} {}",
+        ] {
+            assert!(run(text, &repl).is_err(), "{text}");
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! `symbolicate` (CI mode) and sidecars: rewritten strings against the ground truth, the
+//! rest of the profile byte for byte, idempotence, atomic outputs, and `load` answering
+//! from a sidecar on a machine without the binaries.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+use serde_json::{Value, json};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The corpus Linux profile with its placeholder paths pointing into the corpus.
+fn linux_profile(dir: &Path) -> PathBuf {
+    let c = corpus();
+    let text = std::fs::read_to_string(c.join("profiles/gecko-profile-linux.json"))
+        .unwrap()
+        .replace("\"/corpus/", &format!("\"{}/", c.display()));
+    let p = dir.join("linux.json");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn corpus_profile_strings_match_the_ground_truth() {
+    let dir = scratch("ci-linux");
+    let input = linux_profile(&dir);
+    let out = dir.join("out.json");
+    let before = std::fs::read(&input).unwrap();
+    let o = run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    ok(&o);
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        before,
+        "the input was modified"
+    );
+    let summary = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        summary.contains("found") && summary.contains("addresses resolved"),
+        "{summary}"
+    );
+
+    let expected: Value = serde_json::from_slice(
+        &std::fs::read(corpus().join("profiles/gecko-profile-linux.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let src: Value = serde_json::from_slice(&before).unwrap();
+    let got: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(got["meta"]["presymbolicated"], json!(true));
+    let mut table = Agreement::default();
+    let mut results = Vec::new();
+    for (t, thread) in src["threads"].as_array().unwrap().iter().enumerate() {
+        for (i, s) in thread["stringTable"].as_array().unwrap().iter().enumerate() {
+            let s = s.as_str().unwrap();
+            let new = got["threads"][t]["stringTable"][i].as_str().unwrap();
+            let Some(e) = expected["frames"].get(s) else {
+                assert_eq!(new, s, "a string that is no address changed");
+                continue;
+            };
+            results.push(if e["lib"].is_null() {
+                // JIT code outside every lib keeps its hex string.
+                if new == s {
+                    Ok(())
+                } else {
+                    Err(format!("{s} became {new}"))
+                }
+            } else {
+                let suffix = format!(" (in {})", e["debugName"].as_str().unwrap());
+                match new.strip_suffix(&suffix) {
+                    Some(name) if name_matches(name, &[e["function"].as_str().unwrap()]) => Ok(()),
+                    _ => Err(format!("{s}: {new:?}, expected {}{suffix}", e["function"])),
+                }
+            });
+        }
+    }
+    table.add("profiles/gecko-profile-linux.json (symbolicate)", results);
+    table.finish("symbolicate: rewritten location strings against the ground truth");
+
+    // A second run on its own output changes nothing.
+    let again = dir.join("again.json");
+    ok(&run(&[
+        "symbolicate",
+        out.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ]));
+    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&out).unwrap());
+
+    // OUT ending in .gz is gzipped, with the same content.
+    let gz = dir.join("out.json.gz");
+    ok(&run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        gz.to_str().unwrap(),
+    ]));
+    let mut text = Vec::new();
+    use std::io::Read;
+    flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap())
+        .read_to_end(&mut text)
+        .unwrap();
+    assert_eq!(text, std::fs::read(&out).unwrap());
+}
+
+/// A Breakpad store with one FUNC per lib, so gecko-2.json's made-up libs resolve to names
+/// chosen here.
+fn gecko2_store(dir: &Path) -> PathBuf {
+    let store = dir.join("store");
+    for (name, id, func) in [
+        ("firefox", "F1D957D30B413D55A539BBA06F90DD8F0", "RootMain"),
+        (
+            "firefox-webcontent",
+            "9F950E2CE3CD3E1ABD06D80788B606E60",
+            "ContentMain",
+        ),
+    ] {
+        let d = store.join(name).join(id);
+        std::fs::create_dir_all(&d).unwrap();
+        let sym = format!(
+            "MODULE mac x86_64 {id} {name}\nFILE 0 /src/{name}.cpp\nFUNC f00 100 0 {func}()\nf00 100 10 0\nFUNC 1a00 80 0 {func}Loop(int)\n1a00 80 20 0\n"
+        );
+        std::fs::write(d.join(format!("{name}.sym")), sym).unwrap();
+    }
+    store
+}
+
+#[test]
+fn gecko_fixture_with_subprocess_keeps_every_other_byte() {
+    let dir = scratch("ci-gecko2");
+    let store = gecko2_store(&dir);
+    let input = fixture_path("gecko-2.json");
+    let out = dir.join("out.json");
+    ok(&run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--breakpad-symbol-dir",
+        store.to_str().unwrap(),
+    ]));
+    let before = std::fs::read_to_string(&input).unwrap();
+    let after = std::fs::read_to_string(&out).unwrap();
+    let v: Value = serde_json::from_str(&after).unwrap();
+    // Each process uses its own libs: the same address names different functions.
+    let root: Vec<&str> = v["threads"][0]["stringTable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(root.contains(&"RootMain() (in firefox)"), "{root:?}");
+    assert!(root.contains(&"RootMainLoop(int) (in firefox)"), "{root:?}");
+    let sub: Vec<&str> = v["processes"][0]["threads"][0]["stringTable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        sub.contains(&"ContentMain() (in firefox-webcontent)"),
+        "{sub:?}"
+    );
+    assert!(
+        sub.contains(&"ContentMainLoop(int) (in firefox-webcontent)"),
+        "{sub:?}"
+    );
+    assert_eq!(v["meta"]["presymbolicated"], json!(true));
+    // Everything else, byte for byte: undo the replacements and the added flag.
+    let mut undone = after.replacen(",\"presymbolicated\":true", "", 1);
+    for (name, addr) in [
+        ("RootMain() (in firefox)", "0x100000f84"),
+        ("RootMainLoop(int) (in firefox)", "0x100001a45"),
+        ("ContentMain() (in firefox-webcontent)", "0x100000f84"),
+        (
+            "ContentMainLoop(int) (in firefox-webcontent)",
+            "0x100001a45",
+        ),
+    ] {
+        undone = undone.replace(&format!("\"{name}\""), &format!("\"{addr}\""));
+    }
+    assert_eq!(undone, before);
+}
+
+fn fixture_path(name: &str) -> PathBuf {
+    corpus().join("fixtures/firefox-profiler").join(name)
+}
+
+#[test]
+fn truncated_or_unreadable_input_writes_nothing() {
+    let dir = scratch("ci-truncated");
+    let input = linux_profile(&dir);
+    let text = std::fs::read(&input).unwrap();
+    let cut = dir.join("cut.json");
+    std::fs::write(&cut, &text[..text.len() * 2 / 3]).unwrap();
+    let out = dir.join("out.json");
+    let o = run(&[
+        "symbolicate",
+        cut.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--sidecar",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cut.json"));
+    assert!(!out.exists());
+    assert!(!dir.join("cut.syms.json").exists());
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "temporary files left behind: {left:?}");
+
+    let o = run(&[
+        "symbolicate",
+        "/nonexistent/p.json",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/p.json"));
+    // An output that cannot be written.
+    let o = run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        "/nonexistent/dir/out.json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/dir"));
+    // The input is never the output.
+    let o = run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        input.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read(&input).unwrap(), text);
+}
+
+#[test]
+fn sidecar_answers_like_the_live_resolver_without_the_binaries() {
+    let dir = scratch("ci-sidecar");
+    let input = linux_profile(&dir);
+    ok(&run(&["symbolicate", input.to_str().unwrap(), "--sidecar"]));
+    let sidecar = dir.join("linux.syms.json");
+    assert!(sidecar.is_file());
+
+    // The request the front-end would make for every native frame.
+    let p: Value = serde_json::from_slice(&std::fs::read(&input).unwrap()).unwrap();
+    let libs = p["libs"].as_array().unwrap();
+    let memory_map: Vec<Value> = libs
+        .iter()
+        .map(|l| json!([l["debugName"], l["breakpadId"]]))
+        .collect();
+    let mut frames = Vec::new();
+    for s in p["threads"][0]["stringTable"].as_array().unwrap() {
+        let Some(a) = s
+            .as_str()
+            .and_then(|s| s.strip_prefix("0x"))
+            .map(|h| u64::from_str_radix(h, 16).unwrap())
+        else {
+            continue;
+        };
+        if let Some(i) = libs
+            .iter()
+            .position(|l| l["start"].as_u64().unwrap() <= a && a < l["end"].as_u64().unwrap())
+        {
+            frames.push(json!([i, a - libs[i]["start"].as_u64().unwrap()]));
+        }
+    }
+    let request = json!({"memoryMap": memory_map, "stacks": [frames]});
+    let live = Server::start(&[input.to_str().unwrap()])
+        .post_json("/symbolicate/v5", &request)
+        .json();
+
+    // Elsewhere: the unsymbolicated profile (its paths lead nowhere) and its sidecar only.
+    let away = scratch("ci-sidecar-elsewhere");
+    std::fs::copy(
+        corpus().join("profiles/gecko-profile-linux.json"),
+        away.join("profile.json"),
+    )
+    .unwrap();
+    std::fs::copy(&sidecar, away.join("profile.syms.json")).unwrap();
+    let server = Server::start(&[away.join("profile.json").to_str().unwrap()]);
+    let from_sidecar = server.post_json("/symbolicate/v5", &request).json();
+    assert_eq!(
+        frames_of(&from_sidecar["results"][0]),
+        frames_of(&live["results"][0])
+    );
+    assert!(
+        frames_of(&live["results"][0])
+            .iter()
+            .any(|f| f.get("inlines").is_some())
+    );
+    for (k, v) in from_sidecar["results"][0]["found_modules"]
+        .as_object()
+        .unwrap()
+    {
+        assert_eq!(v, &json!(true), "{k}");
+    }
+    // Without the sidecar the same folder symbolicates nothing.
+    std::fs::remove_file(away.join("profile.syms.json")).unwrap();
+    let server = Server::start(&[away.join("profile.json").to_str().unwrap()]);
+    let none = server.post_json("/symbolicate/v5", &request).json();
+    assert!(
+        frames_of(&none["results"][0])
+            .iter()
+            .all(|f| f.get("function").is_none())
+    );
+}
