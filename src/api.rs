@@ -9,8 +9,8 @@ use serde_json::{Map, Value, json};
 
 use crate::libs::LibList;
 use crate::profile::ProfileFile;
-use crate::resolve::{LoadError, Module, Symbolized};
-use crate::store::SymbolStore;
+use crate::resolve::{LoadError, Symbolized};
+use crate::store::{LoadedModule, SymbolStore};
 
 /// A request that cannot be answered; `status` is the HTTP status to send.
 #[derive(Debug)]
@@ -206,7 +206,7 @@ impl Api {
 enum ModuleAnswer {
     Found {
         // Kept so the module outlives its answers even if the cache evicts it meanwhile.
-        module: Rc<Module>,
+        module: Rc<LoadedModule>,
         by_offset: HashMap<u64, Option<Symbolized>>,
     },
     Missing(Vec<LoadError>),

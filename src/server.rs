@@ -17,6 +17,8 @@ use crate::profile::ProfileFile;
 
 /// Largest request body accepted.
 pub const MAX_BODY: u64 = 64 << 20;
+/// Announced bodies above this are not drained after the 413 (see `serve`).
+const MAX_DRAIN: u64 = 1 << 30;
 
 #[derive(Debug)]
 pub struct ServerError(pub String);
@@ -48,6 +50,7 @@ mod sys {
         fn getsockname(fd: i32, addr: *mut u8, len: *mut u32) -> i32;
         fn signal(signum: i32, handler: extern "C" fn(i32)) -> usize;
         fn shutdown(fd: i32, how: i32) -> i32;
+        fn write(fd: i32, buf: *const u8, len: usize) -> isize;
     }
 
     #[cfg(target_os = "linux")]
@@ -127,6 +130,18 @@ mod sys {
         Some(fd)
     }
 
+    /// Writes `bytes` to a socket of this process (best effort: the client may be gone).
+    pub fn send_all(fd: i32, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            // SAFETY: writing from a live slice to an fd of this process.
+            let n = unsafe { write(fd, bytes.as_ptr(), bytes.len()) };
+            if n <= 0 {
+                return;
+            }
+            bytes = &bytes[n as usize..];
+        }
+    }
+
     /// Ends both directions of a connection whose client failed us, so that tiny_http
     /// does not wait a second timeout draining the rest of its body. The fd stays open
     /// (tiny_http owns and closes it).
@@ -160,6 +175,7 @@ mod sys {
         None
     }
     pub fn hang_up(_: i32) {}
+    pub fn send_all(_: i32, _: &[u8]) {}
     pub fn install_ctrl_c() {}
 }
 
@@ -320,6 +336,29 @@ impl Server {
             Some(peer) if streams => sys::set_timeouts(*peer, self.local, self.read_timeout),
             _ => None,
         };
+        if let Some(n) = request.body_length().filter(|&n| n as u64 > MAX_BODY) {
+            if n as u64 <= MAX_DRAIN {
+                // Dropping the answered request drains what the client sends (or times out
+                // if it stalls), so the client gets to read the 413.
+                let _ = request.respond(error_response(&too_big()));
+                return;
+            }
+            // Dropping this request would have tiny_http drain the body into one buffer of
+            // the announced size, and failing that allocation aborts the process. Answer on
+            // the socket directly, hang up, and leak the request (its connection thread
+            // stays parked) instead.
+            if let Some(fd) = fd {
+                let body = too_big().to_json().to_string();
+                let head = format!(
+                    "HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json; charset=UTF-8\r\nAccess-Control-Allow-Origin: *\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                sys::send_all(fd, head.as_bytes());
+                sys::hang_up(fd);
+            }
+            std::mem::forget(request);
+            return;
+        }
         let host_ok = request
             .headers()
             .iter()
@@ -484,14 +523,16 @@ fn preflight(request: &Request) -> Response<Box<dyn Read + Send>> {
     r
 }
 
-fn read_body(request: &mut Request) -> Result<Vec<u8>, ApiError> {
-    let too_big = || ApiError {
+fn too_big() -> ApiError {
+    ApiError {
         status: 413,
         message: format!("request body larger than {} MiB", MAX_BODY >> 20),
-    };
-    if request.body_length().is_some_and(|n| n as u64 > MAX_BODY) {
-        return Err(too_big());
     }
+}
+
+/// Reads the body (the announced length was checked already; chunked bodies are cut off
+/// at the limit).
+fn read_body(request: &mut Request) -> Result<Vec<u8>, ApiError> {
     let mut body = Vec::new();
     request
         .as_reader()

@@ -8,8 +8,9 @@ use crate::cli::SymbolOptions;
 use crate::debugid;
 use crate::libs::Lib;
 use crate::resolve::breakpad::SymFile;
+use crate::resolve::bytes::FileBytes;
 use crate::resolve::sidecar::{self, SidecarModule};
-use crate::resolve::{LoadContext, LoadError, Module, elf, macho, pe};
+use crate::resolve::{LoadContext, LoadError, Module, Symbolized, elf, macho, pe};
 use crate::zip::ZipArchive;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
@@ -22,10 +23,57 @@ const PDB_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
 /// A sidecar's modules by (debug name, upper-case debug ID).
 type SidecarModules = std::collections::HashMap<(String, String), SidecarModule>;
 
+/// A parsed module with the answers it has given: the front-end asks for the same
+/// addresses again (every re-symbolication), and a repeat is then a hash lookup.
+pub struct LoadedModule {
+    module: Module,
+    memo: std::cell::RefCell<std::collections::HashMap<u64, Option<Symbolized>>>,
+}
+
+/// Answers kept per module before the memo starts over.
+const MAX_MEMO: usize = 1 << 20;
+
+impl std::ops::Deref for LoadedModule {
+    type Target = Module;
+    fn deref(&self) -> &Module {
+        &self.module
+    }
+}
+
+impl LoadedModule {
+    fn new(module: Module) -> LoadedModule {
+        LoadedModule {
+            module,
+            memo: Default::default(),
+        }
+    }
+
+    /// Resolves ascending offsets: remembered answers, then one pass over the others.
+    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
+        let mut memo = self.memo.borrow_mut();
+        let missing: Vec<u64> = offsets
+            .iter()
+            .copied()
+            .filter(|o| !memo.contains_key(o))
+            .collect();
+        if !missing.is_empty() {
+            if memo.len() + missing.len() > MAX_MEMO {
+                memo.clear();
+            }
+            let found = self.module.lookup_sorted(&missing);
+            memo.extend(missing.into_iter().zip(found));
+        }
+        offsets
+            .iter()
+            .map(|o| memo.get(o).cloned().flatten())
+            .collect()
+    }
+}
+
 struct CacheEntry {
     debug_name: String,
     breakpad_id: String,
-    module: Rc<Module>,
+    module: Rc<LoadedModule>,
     cost: u64,
     last_used: u64,
 }
@@ -274,23 +322,23 @@ impl SymbolStore {
             check_sym_id(&sym, breakpad_id, path)?;
             return Ok(Module::Breakpad(sym));
         }
-        let data = std::fs::read(path).map_err(|e| {
+        let data = Rc::new(FileBytes::open(path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound {
                 "NotFound"
             } else {
                 "ReadError"
             };
             LoadError::new(kind, path, e)
-        })?;
+        })?);
         if data.starts_with(PDB_MAGIC) {
-            return pe::load_pdb(data, breakpad_id, &ctx).map(Module::Pdb);
+            return pe::load_pdb(data.to_vec(), breakpad_id, &ctx).map(Module::Pdb);
         }
         if data.starts_with(b"MODULE ") {
-            let sym = SymFile::from_bytes(data, path)?;
+            let sym = SymFile::from_bytes(data.to_vec(), path)?;
             check_sym_id(&sym, breakpad_id, path)?;
             return Ok(Module::Breakpad(sym));
         }
-        let kind = object::FileKind::parse(&*data).map_err(|_| {
+        let kind = object::FileKind::parse(&**data).map_err(|_| {
             LoadError::new(
                 "UnknownFormat",
                 path,
@@ -299,7 +347,7 @@ impl SymbolStore {
         })?;
         match kind {
             object::FileKind::Elf32 | object::FileKind::Elf64 => {
-                let file = object::File::parse(&*data)
+                let file = object::File::parse(&**data)
                     .map_err(|e| LoadError::new("ParseError", path, format!("invalid ELF: {e}")))?;
                 let (found_id, _) = elf::identify(&file);
                 if !debugid::same_id(&found_id, breakpad_id) {
@@ -313,7 +361,7 @@ impl SymbolStore {
             | object::FileKind::MachOFat32
             | object::FileKind::MachOFat64 => {
                 let member = macho::select(&data, breakpad_id, &ctx)?;
-                Ok(Module::Native(Box::new(macho::load(member, &ctx)?)))
+                Ok(Module::Native(Box::new(macho::load(member, &data, &ctx)?)))
             }
             object::FileKind::Pe32 | object::FileKind::Pe64 => {
                 pe::load_pe(&data, breakpad_id, &ctx)
@@ -333,7 +381,7 @@ impl SymbolStore {
         debug_name: &str,
         breakpad_id: &str,
         lib: Option<&Lib>,
-    ) -> Result<Rc<Module>, Vec<LoadError>> {
+    ) -> Result<Rc<LoadedModule>, Vec<LoadError>> {
         self.clock += 1;
         let clock = self.clock;
         if let Some(e) = self
@@ -370,7 +418,7 @@ impl SymbolStore {
             match self.try_candidate(&c, breakpad_id) {
                 Ok(module) => {
                     self.log(|| format!("  {c:?}: using it"));
-                    let module = Rc::new(module);
+                    let module = Rc::new(LoadedModule::new(module));
                     self.insert(debug_name, breakpad_id, module.clone());
                     return Ok(module);
                 }
@@ -383,7 +431,7 @@ impl SymbolStore {
         // 6. The profile's sidecar.
         match self.take_from_sidecar(debug_name, breakpad_id) {
             Some(Ok(module)) => {
-                let module = Rc::new(module);
+                let module = Rc::new(LoadedModule::new(module));
                 self.insert(debug_name, breakpad_id, module.clone());
                 return Ok(module);
             }
@@ -407,7 +455,7 @@ impl SymbolStore {
         Err(errors)
     }
 
-    fn insert(&mut self, debug_name: &str, breakpad_id: &str, module: Rc<Module>) {
+    fn insert(&mut self, debug_name: &str, breakpad_id: &str, module: Rc<LoadedModule>) {
         let cost = module.cost();
         let total = |c: &[CacheEntry]| c.iter().map(|e| e.cost).sum::<u64>();
         while !self.cache.is_empty()

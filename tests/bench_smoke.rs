@@ -21,13 +21,19 @@ fn bench_smoke_runs() {
     );
     let table = String::from_utf8_lossy(&out.stdout);
     println!("{table}");
-    let results: serde_json::Value = serde_json::from_slice(
-        &std::fs::read("target/bench/smoke-results.json").unwrap(),
-    )
-    .unwrap();
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read("target/bench/smoke-results.json").unwrap()).unwrap();
     let rows = &results["rows"];
-    for row in ["cold 10k", "warm 100k", "cold .sym 10k", "peak RSS MB (after 100k)"] {
-        assert!(rows[row]["median"]["ours"].as_f64().is_some(), "no {row} row: {rows}");
+    for row in [
+        "cold 10k",
+        "warm 100k",
+        "cold .sym 10k",
+        "peak RSS MB (after 100k)",
+    ] {
+        assert!(
+            rows[row]["median"]["ours"].as_f64().is_some(),
+            "no {row} row: {rows}"
+        );
     }
     // The benchmark's requests really symbolicate: every sampled offset is in a function.
     let inputs = &results["inputs"];

@@ -182,11 +182,25 @@ fn oversized_body_is_413() {
     drop(s);
     server.assert_alive();
 
-    // A body that really is that big.
+    // A body that really is that big: the client gets the 413 once it has sent it.
     let big = vec![b' '; (64 << 20) + 10];
     let r = server.post("/symbolicate/v5", &big);
     assert_eq!(r.status, 413);
     server.assert_alive();
+
+    // An announced length no buffer could hold must not bring the server down.
+    for len in [1u64 << 40, u64::MAX / 2] {
+        let mut s = std::net::TcpStream::connect(server.addr).unwrap();
+        write!(
+            s,
+            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Length: {len}\r\n\r\n{{",
+            server.path("/symbolicate/v5"),
+            server.host()
+        )
+        .unwrap();
+        assert_eq!(read_response(&mut s).status, 413);
+        server.assert_alive();
+    }
 }
 
 #[test]

@@ -6,19 +6,21 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use addr2line::{LookupContinuation, LookupResult, SplitDwarfLoad};
-use gimli::{EndianRcSlice, Reader, RunTimeEndian, SectionId};
+use gimli::{EndianReader, Reader, RunTimeEndian, SectionId};
 
+use super::bytes::{Bytes, FileBytes};
 use super::{InlineFrame, Symbolized};
 
-pub type R = EndianRcSlice<RunTimeEndian>;
+pub type R = EndianReader<RunTimeEndian, Bytes>;
 
 /// Reads one section of an object file, decompressed; `None` when absent.
-pub type SectionFn<'a> = dyn FnMut(&str) -> Result<Option<Vec<u8>>, String> + 'a;
+pub type SectionFn<'a> = dyn FnMut(&str) -> Result<Option<Bytes>, String> + 'a;
 
-fn reader(data: Option<Vec<u8>>, endian: RunTimeEndian, cost: &mut u64) -> R {
-    let data = data.unwrap_or_default();
-    *cost += data.len() as u64;
-    EndianRcSlice::new(Rc::from(data.into_boxed_slice()), endian)
+fn reader(data: Option<Bytes>, endian: RunTimeEndian, cost: &mut u64) -> R {
+    let data = data.unwrap_or_else(|| Bytes::Owned(Rc::from(&[][..])));
+    // Mapped sections live in the page cache; only decompressed ones are ours to count.
+    *cost += data.owned_len() as u64;
+    EndianReader::new(data, endian)
 }
 
 /// Where `.dwo` files and the `.dwp` package of a split-DWARF binary are looked for.
@@ -187,8 +189,8 @@ fn load_split_sections(
     endian: RunTimeEndian,
     cost: &mut u64,
 ) -> Option<impl FnMut(SectionId) -> Result<R, gimli::Error>> {
-    let data = std::fs::read(path).ok()?;
-    let file = object::File::parse(&*data).ok()?;
+    let data = Rc::new(FileBytes::open(path).ok()?);
+    let file = object::File::parse(&**data).ok()?;
     let mut sections = Vec::new();
     for id in [
         SectionId::DebugAbbrev,
@@ -206,7 +208,7 @@ fn load_split_sections(
         SectionId::DebugMacro,
     ] {
         let name = id.dwo_name()?;
-        let bytes = super::elf::section_data(&file, name).ok().flatten();
+        let bytes = super::elf::section_data(&file, name, &data).ok().flatten();
         sections.push((id, reader(bytes, endian, cost)));
     }
     let empty = reader(None, endian, cost);

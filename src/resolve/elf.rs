@@ -3,9 +3,11 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
+use super::bytes::{Bytes, FileBytes};
 use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
 use super::symtab::SymbolTable;
@@ -13,7 +15,12 @@ use super::{LoadContext, LoadError};
 use crate::debugid;
 
 /// A section's bytes, decompressed (`SHF_COMPRESSED` or `.zdebug_*`); `None` if absent.
-pub fn section_data(file: &object::File<'_>, name: &str) -> Result<Option<Vec<u8>>, String> {
+/// Uncompressed sections stay ranges of `bytes` (the mapped file `file` was parsed from).
+pub fn section_data(
+    file: &object::File<'_>,
+    name: &str,
+    bytes: &Rc<FileBytes>,
+) -> Result<Option<Bytes>, String> {
     let Some(section) = file.section_by_name(name) else {
         return Ok(None);
     };
@@ -21,7 +28,7 @@ pub fn section_data(file: &object::File<'_>, name: &str) -> Result<Option<Vec<u8
         .compressed_data()
         .map_err(|e| format!("section {name}: {e}"))?;
     match compressed.format {
-        object::CompressionFormat::None => Ok(Some(compressed.data.to_vec())),
+        object::CompressionFormat::None => Ok(Some(Bytes::of(bytes, compressed.data))),
         object::CompressionFormat::Zlib => {
             let size = usize::try_from(compressed.uncompressed_size)
                 .map_err(|_| format!("section {name}: too large"))?;
@@ -36,7 +43,7 @@ pub fn section_data(file: &object::File<'_>, name: &str) -> Result<Option<Vec<u8
                     out.len()
                 ));
             }
-            Ok(Some(out))
+            Ok(Some(Bytes::Owned(out.into())))
         }
         other => Err(format!("section {name}: unsupported compression {other:?}")),
     }
@@ -82,7 +89,7 @@ fn find_separate_debug(
     binary: &Path,
     ctx: &LoadContext<'_>,
     warnings: &mut Vec<LoadError>,
-) -> Option<(PathBuf, Vec<u8>)> {
+) -> Option<(PathBuf, Rc<FileBytes>)> {
     let dir = binary.parent().unwrap_or(Path::new("."));
     let mut reject = |path: &Path, kind: &'static str, why: &str| {
         if ctx.verbose {
@@ -101,13 +108,13 @@ fn find_separate_debug(
         roots.extend(ctx.extra_debug_dirs.iter().cloned());
         for root in roots {
             let path = root.join(&rel);
-            if let Ok(data) = std::fs::read(&path) {
+            if let Ok(data) = FileBytes::open(&path) {
                 let same = object::File::parse(&*data)
                     .ok()
                     .and_then(|f| f.build_id().ok().flatten().map(|b| b == build_id))
                     .unwrap_or(false);
                 if same {
-                    return Some((path, data));
+                    return Some((path, Rc::new(data)));
                 }
                 reject(
                     &path,
@@ -131,11 +138,11 @@ fn find_separate_debug(
         if path == binary {
             continue;
         }
-        if let Ok(data) = std::fs::read(&path) {
+        if let Ok(data) = FileBytes::open(&path) {
             let mut sum = flate2::Crc::new();
             sum.update(&data);
             if sum.sum() == crc {
-                return Some((path, data));
+                return Some((path, Rc::new(data)));
             }
             reject(
                 &path,
@@ -151,9 +158,9 @@ fn find_separate_debug(
 }
 
 /// Parses an ELF file (whose ID the store has checked) and its separate debug file.
-pub fn load(data: &[u8], ctx: &LoadContext<'_>) -> Result<NativeModule, LoadError> {
+pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule, LoadError> {
     let path = ctx.path;
-    let file = object::File::parse(data)
+    let file = object::File::parse(&***data)
         .map_err(|e| LoadError::new("ParseError", path, format!("not a valid ELF file: {e}")))?;
     let base = file.segments().next().map(|s| s.address()).unwrap_or(0);
     let code = file
@@ -174,7 +181,7 @@ pub fn load(data: &[u8], ctx: &LoadContext<'_>) -> Result<NativeModule, LoadErro
     let endian = endian_of(&file);
     let dwarf = match &separate {
         Some((debug_path, debug_data)) => {
-            let debug_file = object::File::parse(&**debug_data).map_err(|e| {
+            let debug_file = object::File::parse(&***debug_data).map_err(|e| {
                 LoadError::new(
                     "ParseError",
                     debug_path,
@@ -185,10 +192,14 @@ pub fn load(data: &[u8], ctx: &LoadContext<'_>) -> Result<NativeModule, LoadErro
                 eprintln!("  using separate debug file {}", debug_path.display());
             }
             symbols.extend(text_symbols(&debug_file));
-            DwarfResolver::new(&mut |name| section_data(&debug_file, name), endian, path)
-                .map_err(|e| LoadError::new("ParseError", debug_path, e))?
+            DwarfResolver::new(
+                &mut |name| section_data(&debug_file, name, debug_data),
+                endian,
+                path,
+            )
+            .map_err(|e| LoadError::new("ParseError", debug_path, e))?
         }
-        None => DwarfResolver::new(&mut |name| section_data(&file, name), endian, path)
+        None => DwarfResolver::new(&mut |name| section_data(&file, name, data), endian, path)
             .map_err(|e| LoadError::new("ParseError", path, e))?,
     };
     let debug_file = separate.map_or_else(|| path.to_path_buf(), |(p, _)| p);

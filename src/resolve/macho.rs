@@ -4,6 +4,9 @@
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
 
+use std::rc::Rc;
+
+use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
 use super::elf::{endian_of, section_data};
 use super::native::NativeModule;
@@ -109,7 +112,12 @@ fn symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
 }
 
 /// Parses a thin Mach-O (a binary or a dSYM's DWARF file).
-pub fn load(member: &[u8], ctx: &LoadContext<'_>) -> Result<NativeModule, LoadError> {
+/// `member` is `bytes` or a fat member inside it.
+pub fn load(
+    member: &[u8],
+    bytes: &Rc<FileBytes>,
+    ctx: &LoadContext<'_>,
+) -> Result<NativeModule, LoadError> {
     let path = ctx.path;
     let file = object::File::parse(member)
         .map_err(|e| LoadError::new("ParseError", path, format!("invalid Mach-O: {e}")))?;
@@ -124,7 +132,7 @@ pub fn load(member: &[u8], ctx: &LoadContext<'_>) -> Result<NativeModule, LoadEr
         .map(|s| (s.address(), s.address() + s.size()))
         .collect();
     let dwarf = DwarfResolver::new(
-        &mut |name| section_data(&file, name),
+        &mut |name| section_data(&file, name, bytes),
         endian_of(&file),
         path,
     )

@@ -2,6 +2,7 @@
 //! One submodule per debug format; [`Module`] is what the symbol store caches.
 
 pub mod breakpad;
+pub mod bytes;
 pub mod dwarf;
 pub mod elf;
 pub mod macho;
