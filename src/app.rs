@@ -97,17 +97,15 @@ pub fn run(inv: Invocation) -> i32 {
             } else {
                 format!("/{api_path}")
             };
-            let (code, value) = match api.handle(&path, &body) {
-                Ok(v) => (EXIT_OK, v),
+            let (code, text) = match api.handle(&path, &body) {
+                Ok(text) => (EXIT_OK, text),
                 Err(e) => {
                     eprintln!("error: {}", e.message);
-                    (EXIT_FAILURE, e.to_json())
+                    (EXIT_FAILURE, e.to_json().to_string().into_bytes())
                 }
             };
             let mut out = std::io::stdout().lock();
-            let written = serde_json::to_writer(&mut out, &value)
-                .map_err(std::io::Error::from)
-                .and_then(|()| writeln!(out));
+            let written = out.write_all(&text).and_then(|()| writeln!(out));
             if let Err(e) = written {
                 eprintln!("error: writing the answer to stdout: {e}");
                 return EXIT_FAILURE;

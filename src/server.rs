@@ -423,7 +423,7 @@ impl Server {
             (Method::Get | Method::Head, "/profile.json") => self.profile_response(),
             (Method::Post, api_path) if api_path.len() > 1 => match read_body(request) {
                 Ok(body) => match self.api.handle(api_path, &body) {
-                    Ok(v) => json_response(200, &v, true),
+                    Ok(text) => json_bytes(200, text, true),
                     Err(e) => error_response(&e),
                 },
                 Err(e) => {
@@ -476,7 +476,10 @@ fn header(name: &str, value: &str) -> Header {
 }
 
 fn json_response(status: u16, v: &serde_json::Value, cors: bool) -> Response<Box<dyn Read + Send>> {
-    let body = serde_json::to_vec(v).unwrap_or_default();
+    json_bytes(status, serde_json::to_vec(v).unwrap_or_default(), cors)
+}
+
+fn json_bytes(status: u16, body: Vec<u8>, cors: bool) -> Response<Box<dyn Read + Send>> {
     let len = body.len();
     let mut r = Response::new(
         StatusCode(status),

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use super::{InlineFrame, LoadError, Symbolized};
+use super::{InlineFrame, LoadError, Symbolized, Text};
 
 /// Where the text is: a local file (read on demand) or bytes taken out of a zip.
 enum Source {
@@ -96,14 +96,14 @@ impl SymFile {
             funcs: Vec::new(),
             publics: Vec::new(),
         };
-        let mut line = String::new();
+        let mut raw: Vec<u8> = Vec::new();
         let mut offset = 0u64;
         let mut number = 0usize;
         let mut open_func: Option<usize> = None;
         loop {
-            line.clear();
+            raw.clear();
             let n = r
-                .read_line(&mut line)
+                .read_until(b'\n', &mut raw)
                 .map_err(|e| bad(format!("line {}: {e}", number + 1)))?;
             if n == 0 {
                 break;
@@ -111,6 +111,11 @@ impl SymFile {
             number += 1;
             let start = offset;
             offset += n as u64;
+            // Most lines are line records (lower-case hex address first): skip them fast.
+            if number > 1 && matches!(raw[0], b'0'..=b'9' | b'a'..=b'f') {
+                continue;
+            }
+            let line = String::from_utf8_lossy(&raw);
             let text = line.trim_end_matches(['\n', '\r']);
             if number == 1 {
                 let mut f = text.split(' ');
@@ -261,8 +266,8 @@ impl SymFile {
         let (mut loc_file, mut loc_line) = (line_file, line_no);
         for inl in &inlines {
             frames.push(InlineFrame {
-                function: named(reader, &self.origins, Some(inl.origin)),
-                file: named(reader, &self.files, loc_file),
+                function: named(reader, &self.origins, Some(inl.origin)).map(Text::from),
+                file: named(reader, &self.files, loc_file).map(Text::from),
                 line: loc_line.filter(|&l| l != 0),
             });
             loc_file = Some(inl.call_file);
@@ -272,7 +277,7 @@ impl SymFile {
             function: block.name.clone(),
             function_offset: addr - f.addr,
             function_size: Some(f.size),
-            file: named(reader, &self.files, loc_file),
+            file: named(reader, &self.files, loc_file).map(Text::from),
             line: loc_line.filter(|&l| l != 0),
             inlines: frames,
         })
@@ -299,7 +304,7 @@ impl SymFile {
             return None;
         }
         Some(Symbolized {
-            function: name,
+            function: name.into(),
             function_offset: addr - paddr,
             function_size: None,
             file: None,
@@ -326,7 +331,7 @@ struct Inline {
 
 /// One FUNC record with its INLINE and line records.
 struct Block {
-    name: String,
+    name: Text,
     lines: Vec<Line>,
     inlines: Vec<Inline>,
 }
@@ -336,7 +341,7 @@ impl Block {
         let mut it = text.lines();
         let first = it.next()?.strip_prefix("FUNC ")?;
         let first = first.strip_prefix("m ").unwrap_or(first);
-        let name = first.splitn(4, ' ').nth(3).unwrap_or("").to_string();
+        let name: Text = first.splitn(4, ' ').nth(3).unwrap_or("").into();
         let mut block = Block {
             name,
             lines: Vec::new(),
@@ -481,7 +486,7 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
         ]);
         let a = r[0].as_ref().unwrap();
         assert_eq!(
-            (a.function.as_str(), a.function_offset, a.line),
+            (&*a.function, a.function_offset, a.line),
             ("outer(int)", 4, Some(10))
         );
         let b = r[1].as_ref().unwrap();
@@ -490,8 +495,8 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
             .iter()
             .map(|i| {
                 (
-                    i.function.clone().unwrap(),
-                    i.file.clone().unwrap(),
+                    i.function.as_deref().unwrap().to_string(),
+                    i.file.as_deref().unwrap().to_string(),
                     i.line.unwrap(),
                 )
             })
@@ -506,9 +511,9 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
         assert_eq!((b.file.as_deref(), b.line), (Some("/src/a.c"), Some(12)));
         assert!(r[2].is_some());
         assert!(r[3].is_none(), "past the FUNC's end");
-        assert_eq!(r[4].as_ref().unwrap().function, "pub_fn");
+        assert_eq!(&*r[4].as_ref().unwrap().function, "pub_fn");
         assert_eq!(r[5].as_ref().unwrap().function_offset, 0xff);
-        assert_eq!(r[6].as_ref().unwrap().function, "other");
+        assert_eq!(&*r[6].as_ref().unwrap().function, "other");
         assert!(r[7].is_none(), "past the last FUNC, after no PUBLIC");
     }
 

@@ -1,6 +1,8 @@
 //! DWARF lookups on top of `addr2line`: the inline chain and lines come from its
 //! `Context`; the function's entry and size come from the subprogram DIE's ranges.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -9,7 +11,7 @@ use addr2line::{LookupContinuation, LookupResult, SplitDwarfLoad};
 use gimli::{EndianReader, Reader, RunTimeEndian, SectionId};
 
 use super::bytes::{Bytes, FileBytes};
-use super::{InlineFrame, Symbolized};
+use super::{InlineFrame, Symbolized, Text};
 
 pub type R = EndianReader<RunTimeEndian, Bytes>;
 
@@ -34,6 +36,10 @@ pub struct DwarfResolver {
     ctx: addr2line::Context<R>,
     split: SplitDwarf,
     cost: u64,
+    /// Demangled names by raw name, and file paths: demangling each frame of each
+    /// address again was a fifth of the time of a cold request.
+    names: RefCell<HashMap<Box<[u8]>, Text>>,
+    files: RefCell<HashMap<Box<str>, Text>>,
 }
 
 impl DwarfResolver {
@@ -69,6 +75,8 @@ impl DwarfResolver {
                 endian,
             },
             cost,
+            names: Default::default(),
+            files: Default::default(),
         }))
     }
 
@@ -104,7 +112,7 @@ impl DwarfResolver {
         }
         let outer = frames.last()?;
         let die = outer.dw_die_offset?;
-        let function = demangled(outer.function.as_ref()?)?;
+        let function = self.name(outer.function.as_ref()?)?;
         let (entry, size, part_start) = self
             .finish(self.ctx.find_dwarf_and_unit(addr))
             .and_then(|unit| function_extent(&unit, die, addr))?;
@@ -116,7 +124,7 @@ impl DwarfResolver {
         let location = |f: &addr2line::Frame<'_, R>| {
             let loc = f.location.as_ref();
             (
-                loc.and_then(|l| l.file).map(str::to_string),
+                loc.and_then(|l| l.file).map(|f| self.file(f)),
                 loc.and_then(|l| l.line),
             )
         };
@@ -126,7 +134,7 @@ impl DwarfResolver {
             .map(|f| {
                 let (file, line) = location(f);
                 InlineFrame {
-                    function: f.function.as_ref().and_then(demangled),
+                    function: f.function.as_ref().and_then(|n| self.name(n)),
                     file,
                     line,
                 }
@@ -143,15 +151,34 @@ impl DwarfResolver {
     }
 }
 
-/// The demangled name; by the unit's language, else by the name's shape (Objective-C++
-/// units, for one, carry Itanium names that the language alone does not announce).
-fn demangled(name: &addr2line::FunctionName<R>) -> Option<String> {
-    let raw = name.raw_name().ok()?;
-    Some(
-        name.language
-            .and_then(|lang| addr2line::demangle(&raw, lang))
-            .unwrap_or_else(|| super::demangle(&raw)),
-    )
+impl DwarfResolver {
+    /// The demangled name; by the unit's language, else by the name's shape (Objective-C++
+    /// units, for one, carry Itanium names that the language alone does not announce).
+    fn name(&self, name: &addr2line::FunctionName<R>) -> Option<Text> {
+        let raw = name.name.to_slice().ok()?;
+        if let Some(t) = self.names.borrow().get(&*raw) {
+            return Some(t.clone());
+        }
+        let text = String::from_utf8_lossy(&raw);
+        let demangled: Text = name
+            .language
+            .and_then(|lang| addr2line::demangle(&text, lang))
+            .unwrap_or_else(|| super::demangle(&text))
+            .into();
+        self.names
+            .borrow_mut()
+            .insert(raw.into(), demangled.clone());
+        Some(demangled)
+    }
+
+    fn file(&self, path: &str) -> Text {
+        if let Some(t) = self.files.borrow().get(path) {
+            return t.clone();
+        }
+        let t: Text = path.into();
+        self.files.borrow_mut().insert(path.into(), t.clone());
+        t
+    }
 }
 
 /// The entry address, total size, and start of the range holding `addr`, of the

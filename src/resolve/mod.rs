@@ -12,12 +12,17 @@ pub mod sidecar;
 pub mod symtab;
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// A name or path in an answer: shared, since the same function and file come back for
+/// many addresses (and stay in each module's memo of answers).
+pub type Text = Rc<str>;
 
 /// One inlined frame, innermost first in [`Symbolized::inlines`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct InlineFrame {
-    pub function: Option<String>,
-    pub file: Option<String>,
+    pub function: Option<Text>,
+    pub file: Option<Text>,
     pub line: Option<u32>,
 }
 
@@ -25,13 +30,13 @@ pub struct InlineFrame {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Symbolized {
     /// The outer (not inlined) function.
-    pub function: String,
+    pub function: Text,
     /// Address minus the start of the function (or of its part holding the address, when
     /// that part lies before the entry, as gcc's `.cold` parts do).
     pub function_offset: u64,
     pub function_size: Option<u64>,
     /// File and line in the outer function (the call site when there are inlines).
-    pub file: Option<String>,
+    pub file: Option<Text>,
     pub line: Option<u32>,
     pub inlines: Vec<InlineFrame>,
 }

@@ -10,7 +10,7 @@ use pdb::FallibleIterator;
 
 use super::native::NativeModule;
 use super::symtab::SymbolTable;
-use super::{InlineFrame, LoadContext, LoadError, Module, Symbolized, demangle};
+use super::{InlineFrame, LoadContext, LoadError, Module, Symbolized, Text, demangle};
 use crate::debugid;
 
 /// A line-table row: `len` bytes from `start` (RVAs) come from `file`:`line`.
@@ -38,7 +38,7 @@ struct Site {
 struct Proc {
     start: u32,
     size: u32,
-    name: String,
+    name: Text,
     rows: Vec<Row>,
     sites: Vec<Site>,
 }
@@ -48,8 +48,8 @@ pub struct PdbModule {
     procs: Vec<Proc>,
     /// Public symbols, each reaching to the next symbol (publics carry no size).
     publics: SymbolTable,
-    files: Vec<String>,
-    names: Vec<String>,
+    files: Vec<Text>,
+    names: Vec<Text>,
     cost: u64,
 }
 
@@ -219,7 +219,7 @@ fn read_tables<S: pdb::Source<'static> + 'static>(
                         Proc {
                             start: rva.0,
                             size: p.len,
-                            name: p.name.to_string().into_owned(),
+                            name: demangle(&p.name.to_string()).into(),
                             rows,
                             sites: Vec::new(),
                         },
@@ -288,8 +288,8 @@ fn read_tables<S: pdb::Source<'static> + 'static>(
         path: PathBuf::new(),
         procs,
         publics: SymbolTable::new(sized),
-        files: files.list,
-        names: names.list,
+        files: files.list.into_iter().map(Text::from).collect(),
+        names: names.list.into_iter().map(Text::from).collect(),
         cost,
     })
 }
@@ -381,7 +381,7 @@ impl PdbModule {
         // its call site; the procedure's rows give the outer call site likewise.
         let outer = row_at(&p.rows, rva);
         Some(Symbolized {
-            function: demangle(&p.name),
+            function: p.name.clone(),
             function_offset: u64::from(rva - p.start),
             function_size: Some(u64::from(p.size)),
             file: file(outer),

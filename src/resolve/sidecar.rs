@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::{InlineFrame, LoadError, Symbolized};
+use super::{InlineFrame, LoadError, Symbolized, Text};
 
 /// One module's entries: each symbol-table entry is a function with the frames of the
 /// addresses that share them.
@@ -25,7 +25,7 @@ pub struct SidecarModule {
 struct Entry {
     rva: u64,
     size: Option<u64>,
-    symbol: String,
+    symbol: Text,
     /// Innermost first; the last is the outer function.
     frames: Vec<InlineFrame>,
 }
@@ -65,8 +65,8 @@ pub fn load(path: &Path) -> Result<HashMap<(String, String), SidecarModule>, Loa
                 .into_iter()
                 .flatten()
                 .map(|f| InlineFrame {
-                    function: string(&f["function"]),
-                    file: string(&f["file"]),
+                    function: string(&f["function"]).map(Text::from),
+                    file: string(&f["file"]).map(Text::from),
                     line: f["line"].as_u64().map(|l| l as u32),
                 })
                 .collect();
@@ -75,7 +75,9 @@ pub fn load(path: &Path) -> Result<HashMap<(String, String), SidecarModule>, Loa
                     .as_u64()
                     .ok_or_else(|| bad(path, "an entry without rva"))?,
                 size: e["size"].as_u64(),
-                symbol: string(&e["symbol"]).ok_or_else(|| bad(path, "an entry without symbol"))?,
+                symbol: string(&e["symbol"])
+                    .ok_or_else(|| bad(path, "an entry without symbol"))?
+                    .into(),
                 frames,
             });
         }

@@ -55,7 +55,7 @@ impl SymbolTable {
     pub fn lookup(&self, addr: u64) -> Option<Symbolized> {
         let (name, start, size) = self.find(addr)?;
         Some(Symbolized {
-            function: demangle(name),
+            function: demangle(name).into(),
             function_offset: addr - start,
             function_size: Some(size),
             file: None,
