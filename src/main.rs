@@ -5,6 +5,7 @@ mod app;
 mod ci;
 mod cli;
 mod debugid;
+mod jsonscan;
 mod libs;
 mod profile;
 mod resolve;

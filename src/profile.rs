@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::jsonscan::Input;
+
 use crate::libs::Lib;
 
 #[derive(Debug)]
@@ -86,140 +88,105 @@ impl ProfileFile {
     }
 
     /// Every `libs` entry of the profile: the root's, each `processes[]` entry's
-    /// (recursively) and, for older processed profiles, each thread's.
+    /// (recursively) and, for older processed profiles, each thread's. A byte-level scan:
+    /// samples and markers are passed over, not parsed.
     pub fn read_libs(&self) -> Result<Vec<Lib>, ProfileError> {
-        let reader = self.reader()?;
+        let mut inp = Input::new(self.reader()?);
         let mut raw = Vec::new();
-        let mut de = serde_json::Deserializer::from_reader(reader);
-        ProfileSeed { out: &mut raw }
-            .deserialize(&mut de)
-            .and_then(|()| de.end())
-            .map_err(|e| self.error(format!("not a valid profile: {e}")))?;
+        scan_object(&mut inp, &mut raw, 0).map_err(|e| self.error(format!("not a valid profile: {e}")))?;
+        inp.whitespace(|_| {}).map_err(|e| self.error(e))?;
+        if inp.peek().map_err(|e| self.error(e))?.is_some() {
+            return Err(self.error(format!("not a valid profile: {}", inp.unexpected("the end"))));
+        }
         Ok(raw.iter().filter_map(Lib::from_json).collect())
     }
 }
 
-/// Visits a profile object (or a subprocess or thread object inside it), keeping only the
-/// lib entries and skipping everything else without building it.
-struct ProfileSeed<'a> {
-    out: &'a mut Vec<Value>,
-}
+const MAX_NESTING: usize = 64;
 
-impl<'de> DeserializeSeed<'de> for ProfileSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
+/// A profile-like object (the root, a subprocess, a thread): its `libs` are collected,
+/// its `processes` and `threads` entered, everything else skipped.
+fn scan_object<R: Read>(inp: &mut Input<R>, out: &mut Vec<Value>, depth: usize) -> Result<(), String> {
+    if depth > MAX_NESTING {
+        return Err("processes nested too deeply".into());
     }
-}
-
-impl<'de> Visitor<'de> for ProfileSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a profile object")
+    inp.whitespace(|_| {})?;
+    match inp.peek()? {
+        Some(b'{') => {
+            inp.next()?;
+        }
+        Some(b'"') if depth > 0 => {
+            // A subprocess kept as a JSON string (old profiles).
+            let mut bytes = Vec::new();
+            inp.value_bytes(|b| bytes.extend_from_slice(b))?;
+            if let Ok(text) = serde_json::from_slice::<String>(&bytes) {
+                let mut inner = Input::new(text.as_bytes());
+                // A string that is no profile has nothing to give.
+                let _ = scan_object(&mut inner, out, depth + 1);
+            }
+            return Ok(());
+        }
+        Some(_) if depth > 0 => return inp.value_bytes(|_| {}),
+        _ => return Err(inp.unexpected("an object")),
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "libs" => map.next_value_seed(LibsSeed {
-                    out: &mut *self.out,
-                })?,
-                "processes" | "threads" => map.next_value_seed(EachSeed {
-                    out: &mut *self.out,
-                })?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
+    let mut first = true;
+    loop {
+        inp.whitespace(|_| {})?;
+        match inp.next()? {
+            b'}' => return Ok(()),
+            b',' if !first => {
+                inp.whitespace(|_| {})?;
+                if inp.next()? != b'"' {
+                    return Err(inp.unexpected("a key"));
                 }
             }
+            b'"' if first => {}
+            _ => return Err(inp.unexpected("a key or '}'")),
         }
-        Ok(())
-    }
-}
-
-/// An array whose elements are profile-like objects; anything else is skipped.
-struct EachSeed<'a> {
-    out: &'a mut Vec<Value>,
-}
-
-impl<'de> DeserializeSeed<'de> for EachSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EachSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq
-            .next_element_seed(MaybeProfile {
-                out: &mut *self.out,
-            })?
-            .is_some()
-        {}
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-}
-
-/// An element that is a profile object, or something to skip (very old profiles keep
-/// subprocesses as JSON strings).
-struct MaybeProfile<'a> {
-    out: &'a mut Vec<Value>,
-}
-
-impl<'de> DeserializeSeed<'de> for MaybeProfile<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for MaybeProfile<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a profile object or string")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        ProfileSeed { out: self.out }.visit_map(map)
-    }
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
-        // A subprocess profile stored as a JSON string.
-        let mut de = serde_json::Deserializer::from_str(s);
-        match (ProfileSeed { out: self.out }).deserialize(&mut de) {
-            Ok(()) => Ok(()),
-            Err(_) => Ok(()), // a string that is not a profile: nothing to take from it
+        first = false;
+        let key = inp.read_string()?;
+        inp.whitespace(|_| {})?;
+        if inp.next()? != b':' {
+            return Err(inp.unexpected("':'"));
+        }
+        match key.as_slice() {
+            b"libs" => {
+                let mut bytes = Vec::new();
+                inp.value_bytes(|b| bytes.extend_from_slice(b))?;
+                let mut de = serde_json::Deserializer::from_slice(&bytes);
+                LibsSeed { out: &mut *out }
+                    .deserialize(&mut de)
+                    .map_err(|e| format!("libs: {e}"))?;
+            }
+            b"processes" | b"threads" => scan_array(inp, out, depth + 1)?,
+            _ => inp.value_bytes(|_| {})?,
         }
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(())
+}
+
+fn scan_array<R: Read>(inp: &mut Input<R>, out: &mut Vec<Value>, depth: usize) -> Result<(), String> {
+    inp.whitespace(|_| {})?;
+    if inp.peek()? != Some(b'[') {
+        return inp.value_bytes(|_| {});
     }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
+    inp.next()?;
+    let mut first = true;
+    loop {
+        inp.whitespace(|_| {})?;
+        match inp.peek()? {
+            Some(b']') => {
+                inp.next()?;
+                return Ok(());
+            }
+            Some(b',') if !first => {
+                inp.next()?;
+            }
+            None => return Err(inp.early_end()),
+            _ if first => {}
+            _ => return Err(inp.unexpected("',' or ']'")),
+        }
+        first = false;
+        scan_object(inp, out, depth)?;
     }
 }
 
@@ -273,8 +240,7 @@ mod tests {
 
     fn libs_of(json: &str) -> Vec<String> {
         let mut raw = Vec::new();
-        let mut de = serde_json::Deserializer::from_str(json);
-        ProfileSeed { out: &mut raw }.deserialize(&mut de).unwrap();
+        scan_object(&mut Input::new(json.as_bytes()), &mut raw, 0).unwrap();
         raw.iter()
             .filter_map(Lib::from_json)
             .map(|l| l.debug_name)

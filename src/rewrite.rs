@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
+use crate::jsonscan::Input;
+
 /// For each process (by its path of `processes` indices), address -> new location text.
 pub type Replacements = HashMap<Vec<usize>, HashMap<u64, String>>;
 
@@ -15,51 +17,6 @@ pub struct Stats {
 }
 
 const MAX_DEPTH: usize = 512;
-
-struct Input<R: Read> {
-    inner: R,
-    buf: Vec<u8>,
-    pos: usize,
-    len: usize,
-    consumed: u64,
-}
-
-impl<R: Read> Input<R> {
-    fn peek(&mut self) -> Result<Option<u8>, String> {
-        if self.pos == self.len {
-            self.consumed += self.len as u64;
-            self.pos = 0;
-            self.len = loop {
-                match self.inner.read(&mut self.buf) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(format!("reading the profile: {e}")),
-                }
-            };
-            if self.len == 0 {
-                return Ok(None);
-            }
-        }
-        Ok(Some(self.buf[self.pos]))
-    }
-
-    fn offset(&self) -> u64 {
-        self.consumed + self.pos as u64
-    }
-
-    fn next(&mut self) -> Result<u8, String> {
-        match self.peek()? {
-            Some(b) => {
-                self.pos += 1;
-                Ok(b)
-            }
-            None => Err(format!(
-                "the profile ends early (at byte {})",
-                self.offset()
-            )),
-        }
-    }
-}
 
 /// Where a value sits, as far as rewriting cares.
 #[derive(Clone, Copy)]
@@ -92,63 +49,34 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
     }
 
     fn unexpected(&mut self, what: &str) -> String {
-        format!(
-            "invalid JSON at byte {}: expected {what}",
-            self.input.offset()
-        )
+        self.input.unexpected(what)
     }
 
     fn whitespace(&mut self) -> Result<(), String> {
-        while let Some(b) = self.input.peek()? {
-            if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
-                break;
-            }
-            self.input.pos += 1;
-            self.emit(&[b])?;
-        }
-        Ok(())
+        let mut ws = Vec::new();
+        self.input.whitespace(|b| ws.push(b))?;
+        self.emit(&ws)
     }
 
-    /// Reads a string (after its opening quote) up to and excluding the closing quote;
-    /// returns its raw bytes, escapes as written.
     fn read_string(&mut self) -> Result<Vec<u8>, String> {
-        let mut raw = Vec::new();
-        loop {
-            match self.input.next()? {
-                b'"' => return Ok(raw),
-                b'\\' => {
-                    raw.push(b'\\');
-                    raw.push(self.input.next()?);
-                }
-                b => raw.push(b),
-            }
-        }
+        self.input.read_string()
     }
 
     /// Copies a string (after its opening quote) through, closing quote included.
     fn copy_string(&mut self) -> Result<(), String> {
-        loop {
-            // Copy the run of plain bytes in the buffer at once.
-            self.input.peek()?;
-            let start = self.input.pos;
-            let end = self.input.buf[start..self.input.len]
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\')
-                .map_or(self.input.len, |i| start + i);
-            if end > start {
-                let chunk = self.input.buf[start..end].to_vec();
-                self.input.pos = end;
-                self.emit(&chunk)?;
+        let Rewriter { input, out, .. } = self;
+        let mut failed = None;
+        input.string_bytes(|chunk| {
+            if failed.is_none()
+                && let Err(e) = out.write_all(chunk)
+            {
+                failed = Some(e);
             }
-            match self.input.next()? {
-                b'"' => return self.emit(b"\""),
-                b'\\' => {
-                    let e = self.input.next()?;
-                    self.emit(&[b'\\', e])?;
-                }
-                b => self.emit(&[b])?,
-            }
+        })?;
+        if let Some(e) = failed {
+            return Err(write_err(e));
         }
+        self.emit(b"\"")
     }
 
     fn scalar(&mut self) -> Result<(), String> {
@@ -274,35 +202,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
 
     /// Reads a value without writing it.
     fn skip_value(&mut self) -> Result<(), String> {
-        let mut nesting = 0usize;
-        loop {
-            match self.input.peek()? {
-                Some(b'"') => {
-                    self.input.pos += 1;
-                    self.read_string()?;
-                }
-                Some(b'{' | b'[') => {
-                    self.input.pos += 1;
-                    nesting += 1;
-                }
-                Some(b'}' | b']') if nesting > 0 => {
-                    self.input.pos += 1;
-                    nesting -= 1;
-                }
-                Some(b',' | b'}' | b']') if nesting == 0 => return Ok(()),
-                Some(b' ' | b'\n' | b'\r' | b'\t') if nesting == 0 => return Ok(()),
-                Some(_) => self.input.pos += 1,
-                None => {
-                    return Err(format!(
-                        "the profile ends early (at byte {})",
-                        self.input.offset()
-                    ));
-                }
-            }
-            if nesting == 0 && matches!(self.input.peek()?, Some(b',' | b'}' | b']') | None) {
-                return Ok(());
-            }
-        }
+        self.input.value_bytes(|_| {})
     }
 
     fn array(&mut self, at: Where<'_>, depth: usize) -> Result<(), String> {
@@ -337,13 +237,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
 /// Copies `input` to `output`, replacing what `repl` says.
 pub fn rewrite(input: impl Read, output: impl Write, repl: &Replacements) -> Result<Stats, String> {
     let mut rw = Rewriter {
-        input: Input {
-            inner: input,
-            buf: vec![0; 1 << 16],
-            pos: 0,
-            len: 0,
-            consumed: 0,
-        },
+        input: Input::new(input),
         out: output,
         repl,
         stats: Stats::default(),

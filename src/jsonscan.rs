@@ -1,0 +1,196 @@
+//! A byte-level JSON reader for profiles: walks the structure without building it, so
+//! passing over hundreds of MB of samples costs a scan, not a parse. Shared by the lib
+//! extraction of `load` and the rewriter of `symbolicate`.
+
+use std::io::Read;
+
+pub struct Input<R: Read> {
+    inner: R,
+    pub buf: Vec<u8>,
+    pub pos: usize,
+    pub len: usize,
+    consumed: u64,
+}
+
+impl<R: Read> Input<R> {
+    pub fn new(inner: R) -> Input<R> {
+        Input {
+            inner,
+            buf: vec![0; 1 << 16],
+            pos: 0,
+            len: 0,
+            consumed: 0,
+        }
+    }
+
+    pub fn peek(&mut self) -> Result<Option<u8>, String> {
+        if self.pos == self.len {
+            self.consumed += self.len as u64;
+            self.pos = 0;
+            self.len = loop {
+                match self.inner.read(&mut self.buf) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(format!("reading the profile: {e}")),
+                }
+            };
+            if self.len == 0 {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.buf[self.pos]))
+    }
+
+    pub fn offset(&self) -> u64 {
+        self.consumed + self.pos as u64
+    }
+
+    pub fn early_end(&self) -> String {
+        format!("the profile ends early (at byte {})", self.offset())
+    }
+
+    pub fn unexpected(&self, what: &str) -> String {
+        format!("invalid JSON at byte {}: expected {what}", self.offset())
+    }
+
+    pub fn next(&mut self) -> Result<u8, String> {
+        match self.peek()? {
+            Some(b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(self.early_end()),
+        }
+    }
+
+    /// Skips whitespace, handing each skipped byte to `keep`.
+    pub fn whitespace(&mut self, mut keep: impl FnMut(u8)) -> Result<(), String> {
+        while let Some(b) = self.peek()? {
+            if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                break;
+            }
+            self.pos += 1;
+            keep(b);
+        }
+        Ok(())
+    }
+
+    /// After an opening quote: the string's raw bytes (escapes as written), the closing
+    /// quote consumed.
+    pub fn read_string(&mut self) -> Result<Vec<u8>, String> {
+        let mut raw = Vec::new();
+        self.string_bytes(|chunk| raw.extend_from_slice(chunk))?;
+        Ok(raw)
+    }
+
+    /// After an opening quote: hands the string's raw bytes to `keep` in chunks, the
+    /// closing quote consumed (not handed over).
+    pub fn string_bytes(&mut self, mut keep: impl FnMut(&[u8])) -> Result<(), String> {
+        loop {
+            if self.peek()?.is_none() {
+                return Err(self.early_end());
+            }
+            let start = self.pos;
+            let end = self.buf[start..self.len]
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')
+                .map_or(self.len, |i| start + i);
+            if end > start {
+                keep(&self.buf[start..end]);
+                self.pos = end;
+            }
+            if self.pos == self.len {
+                continue;
+            }
+            match self.next()? {
+                b'"' => return Ok(()),
+                _ => {
+                    let e = self.next()?;
+                    keep(&[b'\\', e]);
+                }
+            }
+        }
+    }
+
+    /// Skips one value (whitespace before it included), handing its bytes to `keep`.
+    pub fn value_bytes(&mut self, mut keep: impl FnMut(&[u8])) -> Result<(), String> {
+        self.whitespace(|_| {})?;
+        let mut depth = 0usize;
+        loop {
+            let Some(b) = self.peek()? else {
+                return if depth == 0 { Ok(()) } else { Err(self.early_end()) };
+            };
+            match b {
+                b'"' => {
+                    self.pos += 1;
+                    keep(b"\"");
+                    self.string_bytes(&mut keep)?;
+                    keep(b"\"");
+                }
+                b'{' | b'[' => {
+                    self.pos += 1;
+                    keep(&[b]);
+                    depth += 1;
+                    continue;
+                }
+                b'}' | b']' if depth > 0 => {
+                    self.pos += 1;
+                    keep(&[b]);
+                    depth -= 1;
+                }
+                b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t' if depth == 0 => return Ok(()),
+                _ => {
+                    // A run of scalar bytes and structure within this buffer.
+                    let start = self.pos;
+                    let end = self.buf[start..self.len]
+                        .iter()
+                        .position(|&c| matches!(c, b'"' | b'{' | b'[' | b'}' | b']' | b','))
+                        .map_or(self.len, |i| start + i);
+                    let end = if depth == 0 {
+                        // Top-level scalar: stop at whitespace too.
+                        self.buf[start..end]
+                            .iter()
+                            .position(|c| c.is_ascii_whitespace())
+                            .map_or(end, |i| start + i)
+                    } else {
+                        end.max(start + 1)
+                    };
+                    keep(&self.buf[start..end]);
+                    self.pos = end;
+                    // A top-level scalar ends at its delimiter, which may be in the next
+                    // buffer.
+                    if depth == 0 && end < self.len {
+                        return Ok(());
+                    }
+                    continue;
+                }
+            }
+            if depth == 0 {
+                return Ok(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_skipped_exactly() {
+        for (text, value) in [
+            (r#" {"a": [1, "x\"]", {"b": []}]} ,rest"#, r#"{"a": [1, "x\"]", {"b": []}]}"#),
+            ("12.5e3]", "12.5e3"),
+            (r#""s\\" ,"#, r#""s\\""#),
+            ("[[],[]] ", "[[],[]]"),
+        ] {
+            let mut inp = Input::new(text.as_bytes());
+            inp.buf = vec![0; 3]; // tiny buffer: values cross buffer ends
+            let mut got = Vec::new();
+            inp.value_bytes(|b| got.extend_from_slice(b)).unwrap();
+            assert_eq!(String::from_utf8(got).unwrap(), value, "{text}");
+        }
+        let mut inp = Input::new(&b"[1, 2"[..]);
+        assert!(inp.value_bytes(|_| {}).is_err());
+    }
+}
