@@ -8,21 +8,40 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use addr2line::{LookupContinuation, LookupResult, SplitDwarfLoad};
-use gimli::{EndianReader, Reader, RunTimeEndian, SectionId};
+use gimli::{EndianSlice, Reader, RunTimeEndian, SectionId};
 
 use super::bytes::{Bytes, FileBytes};
 use super::{InlineFrame, Symbolized, Text};
 
-pub type R = EndianReader<RunTimeEndian, Bytes>;
+/// Plain slices: gimli and addr2line copy readers all the time, and a slice is the cheapest
+/// reader there is. Their bytes are kept alive by the resolver's [`Backing`].
+pub type R = EndianSlice<'static, RunTimeEndian>;
 
 /// Reads one section of an object file, decompressed; `None` when absent.
 pub type SectionFn<'a> = dyn FnMut(&str) -> Result<Option<Bytes>, String> + 'a;
 
-fn reader(data: Option<Bytes>, endian: RunTimeEndian, cost: &mut u64) -> R {
-    let data = data.unwrap_or_else(|| Bytes::Owned(Rc::from(&[][..])));
-    // Mapped sections live in the page cache; only decompressed ones are ours to count.
-    *cost += data.owned_len() as u64;
-    EndianReader::new(data, endian)
+/// Owns the bytes behind every reader of a resolver (mapped file ranges, decompressed
+/// sections, split-DWARF files loaded later).
+#[derive(Default)]
+struct Backing {
+    held: RefCell<Vec<Bytes>>,
+    /// Decompressed bytes held (mapped ones live in the page cache).
+    owned: std::cell::Cell<u64>,
+}
+
+impl Backing {
+    fn reader(&self, data: Option<Bytes>, endian: RunTimeEndian) -> R {
+        let Some(data) = data else {
+            return EndianSlice::new(&[], endian);
+        };
+        self.owned.set(self.owned.get() + data.owned_len() as u64);
+        // SAFETY: the bytes are in a mapping or an `Rc` allocation that does not move, and
+        // `held` keeps it until the resolver is dropped, after its context and split units
+        // (which hold these slices): `backing` is the resolver's last field.
+        let slice: &'static [u8] = unsafe { std::slice::from_raw_parts(data.as_ptr(), data.len()) };
+        self.held.borrow_mut().push(data);
+        EndianSlice::new(slice, endian)
+    }
 }
 
 /// Where `.dwo` files and the `.dwp` package of a split-DWARF binary are looked for.
@@ -35,11 +54,12 @@ struct SplitDwarf {
 pub struct DwarfResolver {
     ctx: addr2line::Context<R>,
     split: SplitDwarf,
-    cost: u64,
     /// Demangled names by raw name, and file paths: demangling each frame of each
     /// address again was a fifth of the time of a cold request.
     names: RefCell<HashMap<Box<[u8]>, Text>>,
     files: RefCell<HashMap<Box<str>, Text>>,
+    /// Must stay the last field: dropped after everything that reads from it.
+    backing: Backing,
 }
 
 impl DwarfResolver {
@@ -51,22 +71,22 @@ impl DwarfResolver {
         endian: RunTimeEndian,
         binary: &Path,
     ) -> Result<Option<DwarfResolver>, String> {
-        let mut cost = 0u64;
         let info = section(SectionId::DebugInfo.name())?;
         if info.as_ref().is_none_or(|d| d.is_empty()) {
             return Ok(None);
         }
+        let backing = Backing::default();
         let mut info = Some(info);
         let dwarf = gimli::Dwarf::load(|id| -> Result<R, String> {
             let data = match (id, info.take()) {
                 (SectionId::DebugInfo, Some(d)) => d,
                 _ => section(id.name())?,
             };
-            Ok(reader(data, endian, &mut cost))
+            Ok(backing.reader(data, endian))
         })?;
         let ctx =
             addr2line::Context::from_dwarf(dwarf).map_err(|e| format!("invalid DWARF: {e}"))?;
-        let package = load_dwp(binary, endian, &mut cost);
+        let package = load_dwp(binary, endian, &backing);
         Ok(Some(DwarfResolver {
             ctx,
             split: SplitDwarf {
@@ -74,14 +94,14 @@ impl DwarfResolver {
                 binary_dir: binary.parent().map(Path::to_path_buf).unwrap_or_default(),
                 endian,
             },
-            cost,
             names: Default::default(),
             files: Default::default(),
+            backing,
         }))
     }
 
     pub fn cost(&self) -> u64 {
-        self.cost
+        self.backing.owned.get()
     }
 
     fn finish<L: LookupContinuation<Buf = R>>(&self, mut r: LookupResult<L>) -> L::Output {
@@ -89,7 +109,7 @@ impl DwarfResolver {
             match r {
                 LookupResult::Output(out) => return out,
                 LookupResult::Load { load, continuation } => {
-                    r = continuation.resume(self.split.load(&load));
+                    r = continuation.resume(self.split.load(&load, &self.backing));
                 }
             }
         }
@@ -99,7 +119,7 @@ impl DwarfResolver {
     pub fn comp_dir(&self, addr: u64) -> Option<String> {
         let unit = self.finish(self.ctx.find_dwarf_and_unit(addr))?;
         let dir = unit.comp_dir.as_ref()?;
-        Some(dir.to_string_lossy().ok()?.into_owned())
+        Some(dir.to_string_lossy().into_owned())
     }
 
     /// Resolves an address of the file's own address space. `None` when no DWARF
@@ -214,7 +234,7 @@ fn function_extent(
 fn load_split_sections(
     path: &Path,
     endian: RunTimeEndian,
-    cost: &mut u64,
+    backing: &Backing,
 ) -> Option<impl FnMut(SectionId) -> Result<R, gimli::Error>> {
     let data = Rc::new(FileBytes::open(path).ok()?);
     let file = object::File::parse(&**data).ok()?;
@@ -236,22 +256,22 @@ fn load_split_sections(
     ] {
         let name = id.dwo_name()?;
         let bytes = super::elf::section_data(&file, name, &data).ok().flatten();
-        sections.push((id, reader(bytes, endian, cost)));
+        sections.push((id, backing.reader(bytes, endian)));
     }
-    let empty = reader(None, endian, cost);
+    let empty = backing.reader(None, endian);
     Some(move |id: SectionId| {
         Ok(sections
             .iter()
             .find(|(s, _)| *s == id)
-            .map(|(_, r)| r.clone())
-            .unwrap_or_else(|| empty.clone()))
+            .map(|(_, r)| *r)
+            .unwrap_or(empty))
     })
 }
 
 fn load_dwp(
     binary: &Path,
     endian: RunTimeEndian,
-    cost: &mut u64,
+    backing: &Backing,
 ) -> Option<gimli::DwarfPackage<R>> {
     let mut name = binary.as_os_str().to_owned();
     name.push(".dwp");
@@ -259,15 +279,15 @@ fn load_dwp(
     if !path.is_file() {
         return None;
     }
-    let empty = reader(None, endian, cost);
-    let sections = load_split_sections(&path, endian, cost)?;
+    let empty = backing.reader(None, endian);
+    let sections = load_split_sections(&path, endian, backing)?;
     gimli::DwarfPackage::load(sections, empty).ok()
 }
 
 impl SplitDwarf {
     // addr2line takes split units as `Arc`; this program is single-threaded.
     #[allow(clippy::arc_with_non_send_sync)]
-    fn load(&self, load: &SplitDwarfLoad<R>) -> Option<Arc<gimli::Dwarf<R>>> {
+    fn load(&self, load: &SplitDwarfLoad<R>, backing: &Backing) -> Option<Arc<gimli::Dwarf<R>>> {
         if let Some(package) = &self.package
             && let Ok(Some(dwarf)) = package.find_cu(load.dwo_id, &load.parent)
         {
@@ -275,19 +295,16 @@ impl SplitDwarf {
         }
         // A lone .dwo: at the path the skeleton names, else beside the binary (build trees
         // are rarely where the binary ends up).
-        let name = load.path.as_ref()?.to_string_lossy().ok()?.into_owned();
+        let name = load.path.as_ref()?.to_string_lossy().into_owned();
         let mut candidates = Vec::new();
-        if let Some(dir) = &load.comp_dir
-            && let Ok(dir) = dir.to_string_lossy()
-        {
-            candidates.push(Path::new(&*dir).join(&name));
+        if let Some(dir) = &load.comp_dir {
+            candidates.push(Path::new(&*dir.to_string_lossy()).join(&name));
         }
         if let Some(base) = Path::new(&name).file_name() {
             candidates.push(self.binary_dir.join(base));
         }
         for path in candidates {
-            let mut cost = 0;
-            let Some(sections) = load_split_sections(&path, self.endian, &mut cost) else {
+            let Some(sections) = load_split_sections(&path, self.endian, backing) else {
                 continue;
             };
             let Ok(mut dwarf) = gimli::Dwarf::load(sections) else {
