@@ -52,7 +52,7 @@ pub fn run(inv: Invocation) -> i32 {
                 }
             }
             let api = Api::new(store, profile.clone(), quiet);
-            let srv = match Server::start(&server, profile, api) {
+            let srv = match Server::start(&server, profile, api, quiet) {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("error: {e}");

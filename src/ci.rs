@@ -69,7 +69,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 struct ModuleWork {
     lib: Lib,
     offsets: BTreeSet<u64>,
-    results: Vec<Option<Symbolized>>,
+    results: Vec<Option<std::rc::Rc<Symbolized>>>,
 }
 
 /// Runs `symbolicate`; returns the summary lines for stderr.
@@ -162,7 +162,7 @@ pub fn symbolicate(
         .collect();
     let symbol_of = |key: &(String, String), offset: u64| -> Option<&Symbolized> {
         let i = *positions.get(key)?.get(&offset)?;
-        modules.get(key)?.results.get(i)?.as_ref()
+        modules.get(key)?.results.get(i)?.as_deref()
     };
 
     let mut resolved = 0u64;
@@ -208,7 +208,7 @@ pub fn symbolicate(
                     .offsets
                     .iter()
                     .zip(&w.results)
-                    .filter_map(|(&o, r)| Some((o, r.as_ref()?)))
+                    .filter_map(|(&o, r)| Some((o, r.as_deref()?)))
                     .collect(),
             })
             .collect();

@@ -250,6 +250,7 @@ pub struct Server {
     api: Api,
     profiler_url: String,
     read_timeout: Duration,
+    quiet: bool,
 }
 
 impl Server {
@@ -257,6 +258,7 @@ impl Server {
         opts: &ServerOptions,
         profile: Option<ProfileFile>,
         api: Api,
+        quiet: bool,
     ) -> Result<Server, ServerError> {
         let listener = bind(opts.address, opts.port)?;
         let local = listener
@@ -284,6 +286,7 @@ impl Server {
             api,
             profiler_url: opts.profiler_url.clone(),
             read_timeout: opts.read_timeout,
+            quiet,
         })
     }
 
@@ -422,10 +425,23 @@ impl Server {
         match (method, rest) {
             (Method::Get | Method::Head, "/profile.json") => self.profile_response(),
             (Method::Post, api_path) if api_path.len() > 1 => match read_body(request) {
-                Ok(body) => match self.api.handle(api_path, &body) {
-                    Ok(text) => json_bytes(200, text, true),
-                    Err(e) => error_response(&e),
-                },
+                Ok(body) => {
+                    let started = std::time::Instant::now();
+                    let answer = self.api.handle(api_path, &body);
+                    if !self.quiet {
+                        // Progress on long work: what each request cost.
+                        eprintln!(
+                            "{api_path}: {} bytes in, {} out, {:.0} ms",
+                            body.len(),
+                            answer.as_ref().map_or(0, Vec::len),
+                            started.elapsed().as_secs_f64() * 1000.0
+                        );
+                    }
+                    match answer {
+                        Ok(text) => json_bytes(200, text, true),
+                        Err(e) => error_response(&e),
+                    }
+                }
                 Err(e) => {
                     // Too big or too slow: do not wait for the rest of it.
                     *failed_client = true;

@@ -27,7 +27,7 @@ type SidecarModules = std::collections::HashMap<(String, String), SidecarModule>
 /// addresses again (every re-symbolication), and a repeat is then a hash lookup.
 pub struct LoadedModule {
     module: Module,
-    memo: std::cell::RefCell<std::collections::HashMap<u64, Option<Symbolized>>>,
+    memo: std::cell::RefCell<std::collections::HashMap<u64, Option<Rc<Symbolized>>>>,
 }
 
 /// Answers kept per module before the memo starts over.
@@ -49,7 +49,7 @@ impl LoadedModule {
     }
 
     /// Resolves ascending offsets: remembered answers, then one pass over the others.
-    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
+    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Rc<Symbolized>>> {
         let mut memo = self.memo.borrow_mut();
         let missing: Vec<u64> = offsets
             .iter()
@@ -61,7 +61,7 @@ impl LoadedModule {
                 memo.clear();
             }
             let found = self.module.lookup_sorted(&missing);
-            memo.extend(missing.into_iter().zip(found));
+            memo.extend(missing.into_iter().zip(found.into_iter().map(|s| s.map(Rc::new))));
         }
         offsets
             .iter()
