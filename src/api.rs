@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use serde_json::{Value, json};
 
-use crate::libs::LibList;
+use crate::libs::{Lib, LibList};
 use crate::profile::ProfileFile;
 use crate::resolve::{LoadError, Symbolized};
 use crate::store::{LoadedModule, SymbolStore};
@@ -42,6 +42,7 @@ impl fmt::Display for ApiError {
 pub struct Api {
     pub store: SymbolStore,
     profile: Option<ProfileFile>,
+    root_libs: Option<LibList>,
     libs: Option<LibList>,
     quiet: bool,
 }
@@ -51,13 +52,35 @@ impl Api {
         Api {
             store,
             profile,
+            root_libs: None,
             libs: None,
             quiet,
         }
     }
 
     /// The profile's libraries, parsed on first use and kept.
-    pub fn libs(&mut self) -> &LibList {
+    /// The profile's lib entry for a module. The root's `libs` come first in a profile
+    /// and are read on their own (a few KB); the full scan over every process, which on a
+    /// big profile costs a pass over all of it, only when the module is not among them.
+    pub fn lib(&mut self, debug_name: &str, breakpad_id: &str) -> Option<Lib> {
+        if self.root_libs.is_none() {
+            let root = match &self.profile {
+                Some(p) if self.libs.is_none() => p.read_root_libs().unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            self.root_libs = Some(LibList::new(root));
+        }
+        if let Some(l) = self
+            .root_libs
+            .as_ref()
+            .and_then(|r| r.find(debug_name, breakpad_id))
+        {
+            return Some(l.clone());
+        }
+        self.libs().find(debug_name, breakpad_id).cloned()
+    }
+
+    fn libs(&mut self) -> &LibList {
         if self.libs.is_none() {
             let libs = match &self.profile {
                 None => Vec::new(),
@@ -122,7 +145,7 @@ impl Api {
     /// `/source/v1`: the file, if the debug info at that address names it and the debug
     /// file is local.
     fn source(&mut self, req: &SourceRequest) -> Result<Value, String> {
-        let lib = self.libs().find(&req.debug_name, &req.debug_id).cloned();
+        let lib = self.lib(&req.debug_name, &req.debug_id);
         let module = self
             .store
             .module(&req.debug_name, &req.debug_id, lib.as_ref())
@@ -190,7 +213,7 @@ impl Api {
         }
         let mut answers: HashMap<(&str, &str), ModuleAnswer> = HashMap::new();
         for ((name, id), offsets) in wanted {
-            let lib = self.libs().find(name, id).cloned();
+            let lib = self.lib(name, id);
             let answer = match self.store.module(name, id, lib.as_ref()) {
                 Ok(module) => {
                     let offsets: Vec<u64> = offsets.into_iter().collect();
@@ -255,7 +278,10 @@ fn needs_escape(b: &[u8]) -> bool {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\')
+    chunks
+        .remainder()
+        .iter()
+        .any(|&c| c < 0x20 || c == b'"' || c == b'\\')
 }
 
 fn hex(out: &mut Vec<u8>, v: u64) {
@@ -514,8 +540,16 @@ mod tests {
 
     #[test]
     fn escapes_are_found_anywhere() {
-        assert!(!needs_escape(b"std::vector<int>::push_back(int const&) /usr/include/x.h"));
-        for bad in ["a\"b", "0123456789\\", "tab\there", "\u{1}", "long name without any escape but a quote at the end\""] {
+        assert!(!needs_escape(
+            b"std::vector<int>::push_back(int const&) /usr/include/x.h"
+        ));
+        for bad in [
+            "a\"b",
+            "0123456789\\",
+            "tab\there",
+            "\u{1}",
+            "long name without any escape but a quote at the end\"",
+        ] {
             assert!(needs_escape(bad.as_bytes()), "{bad:?}");
         }
         let mut out = Vec::new();

@@ -112,13 +112,55 @@ impl<R: Read> Input<R> {
         }
     }
 
+    /// Skips one value (whitespace before it included); the fast path for the samples and
+    /// markers that make up most of a profile.
+    pub fn skip_value(&mut self) -> Result<(), String> {
+        self.whitespace(|_| {})?;
+        match self.peek()? {
+            Some(b'{' | b'[') => {}
+            Some(_) => return self.value_bytes(|_| {}),
+            None => return Err(self.early_end()),
+        }
+        let mut depth = 0usize;
+        'refill: loop {
+            if self.peek()?.is_none() {
+                return Err(self.early_end());
+            }
+            let mut i = self.pos;
+            while i < self.len {
+                match self.buf[i] {
+                    b'[' | b'{' => depth += 1,
+                    b']' | b'}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            self.pos = i + 1;
+                            return Ok(());
+                        }
+                    }
+                    b'"' => {
+                        self.pos = i + 1;
+                        self.string_bytes(|_| {})?;
+                        continue 'refill;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            self.pos = self.len;
+        }
+    }
+
     /// Skips one value (whitespace before it included), handing its bytes to `keep`.
     pub fn value_bytes(&mut self, mut keep: impl FnMut(&[u8])) -> Result<(), String> {
         self.whitespace(|_| {})?;
         let mut depth = 0usize;
         loop {
             let Some(b) = self.peek()? else {
-                return if depth == 0 { Ok(()) } else { Err(self.early_end()) };
+                return if depth == 0 {
+                    Ok(())
+                } else {
+                    Err(self.early_end())
+                };
             };
             match b {
                 b'"' => {
@@ -179,7 +221,10 @@ mod tests {
     #[test]
     fn values_are_skipped_exactly() {
         for (text, value) in [
-            (r#" {"a": [1, "x\"]", {"b": []}]} ,rest"#, r#"{"a": [1, "x\"]", {"b": []}]}"#),
+            (
+                r#" {"a": [1, "x\"]", {"b": []}]} ,rest"#,
+                r#"{"a": [1, "x\"]", {"b": []}]}"#,
+            ),
             ("12.5e3]", "12.5e3"),
             (r#""s\\" ,"#, r#""s\\""#),
             ("[[],[]] ", "[[],[]]"),
@@ -192,5 +237,13 @@ mod tests {
         }
         let mut inp = Input::new(&b"[1, 2"[..]);
         assert!(inp.value_bytes(|_| {}).is_err());
+        let mut inp = Input::new(&b"[1, 2"[..]);
+        assert!(inp.skip_value().is_err());
+        let text = r#" [{"a": "]}\"[", "b": [[1], {}]}, 2] ,x"#;
+        let mut inp = Input::new(text.as_bytes());
+        inp.buf = vec![0; 5];
+        inp.skip_value().unwrap();
+        assert_eq!(inp.next().unwrap(), b' ');
+        assert_eq!(inp.next().unwrap(), b',');
     }
 }

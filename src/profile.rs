@@ -90,13 +90,26 @@ impl ProfileFile {
     /// Every `libs` entry of the profile: the root's, each `processes[]` entry's
     /// (recursively) and, for older processed profiles, each thread's. A byte-level scan:
     /// samples and markers are passed over, not parsed.
+    /// The root's `libs` only: the scan stops there (near the start of the file).
+    pub fn read_root_libs(&self) -> Result<Vec<Lib>, ProfileError> {
+        let mut inp = Input::new(self.reader()?);
+        let mut raw = Vec::new();
+        scan_object(&mut inp, &mut raw, 0, true)
+            .map_err(|e| self.error(format!("not a valid profile: {e}")))?;
+        Ok(raw.iter().filter_map(Lib::from_json).collect())
+    }
+
     pub fn read_libs(&self) -> Result<Vec<Lib>, ProfileError> {
         let mut inp = Input::new(self.reader()?);
         let mut raw = Vec::new();
-        scan_object(&mut inp, &mut raw, 0).map_err(|e| self.error(format!("not a valid profile: {e}")))?;
+        scan_object(&mut inp, &mut raw, 0, false)
+            .map_err(|e| self.error(format!("not a valid profile: {e}")))?;
         inp.whitespace(|_| {}).map_err(|e| self.error(e))?;
         if inp.peek().map_err(|e| self.error(e))?.is_some() {
-            return Err(self.error(format!("not a valid profile: {}", inp.unexpected("the end"))));
+            return Err(self.error(format!(
+                "not a valid profile: {}",
+                inp.unexpected("the end")
+            )));
         }
         Ok(raw.iter().filter_map(Lib::from_json).collect())
     }
@@ -106,7 +119,13 @@ const MAX_NESTING: usize = 64;
 
 /// A profile-like object (the root, a subprocess, a thread): its `libs` are collected,
 /// its `processes` and `threads` entered, everything else skipped.
-fn scan_object<R: Read>(inp: &mut Input<R>, out: &mut Vec<Value>, depth: usize) -> Result<(), String> {
+/// With `root_only`, stops right after the root's `libs`.
+fn scan_object<R: Read>(
+    inp: &mut Input<R>,
+    out: &mut Vec<Value>,
+    depth: usize,
+    root_only: bool,
+) -> Result<(), String> {
     if depth > MAX_NESTING {
         return Err("processes nested too deeply".into());
     }
@@ -122,11 +141,11 @@ fn scan_object<R: Read>(inp: &mut Input<R>, out: &mut Vec<Value>, depth: usize) 
             if let Ok(text) = serde_json::from_slice::<String>(&bytes) {
                 let mut inner = Input::new(text.as_bytes());
                 // A string that is no profile has nothing to give.
-                let _ = scan_object(&mut inner, out, depth + 1);
+                let _ = scan_object(&mut inner, out, depth + 1, false);
             }
             return Ok(());
         }
-        Some(_) if depth > 0 => return inp.value_bytes(|_| {}),
+        Some(_) if depth > 0 => return inp.skip_value(),
         _ => return Err(inp.unexpected("an object")),
     }
     let mut first = true;
@@ -157,17 +176,25 @@ fn scan_object<R: Read>(inp: &mut Input<R>, out: &mut Vec<Value>, depth: usize) 
                 LibsSeed { out: &mut *out }
                     .deserialize(&mut de)
                     .map_err(|e| format!("libs: {e}"))?;
+                if root_only {
+                    return Ok(());
+                }
             }
+            b"processes" | b"threads" if root_only => inp.skip_value()?,
             b"processes" | b"threads" => scan_array(inp, out, depth + 1)?,
-            _ => inp.value_bytes(|_| {})?,
+            _ => inp.skip_value()?,
         }
     }
 }
 
-fn scan_array<R: Read>(inp: &mut Input<R>, out: &mut Vec<Value>, depth: usize) -> Result<(), String> {
+fn scan_array<R: Read>(
+    inp: &mut Input<R>,
+    out: &mut Vec<Value>,
+    depth: usize,
+) -> Result<(), String> {
     inp.whitespace(|_| {})?;
     if inp.peek()? != Some(b'[') {
-        return inp.value_bytes(|_| {});
+        return inp.skip_value();
     }
     inp.next()?;
     let mut first = true;
@@ -186,7 +213,7 @@ fn scan_array<R: Read>(inp: &mut Input<R>, out: &mut Vec<Value>, depth: usize) -
             _ => return Err(inp.unexpected("',' or ']'")),
         }
         first = false;
-        scan_object(inp, out, depth)?;
+        scan_object(inp, out, depth, false)?;
     }
 }
 
@@ -240,7 +267,7 @@ mod tests {
 
     fn libs_of(json: &str) -> Vec<String> {
         let mut raw = Vec::new();
-        scan_object(&mut Input::new(json.as_bytes()), &mut raw, 0).unwrap();
+        scan_object(&mut Input::new(json.as_bytes()), &mut raw, 0, false).unwrap();
         raw.iter()
             .filter_map(Lib::from_json)
             .map(|l| l.debug_name)

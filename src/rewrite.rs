@@ -202,7 +202,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
 
     /// Reads a value without writing it.
     fn skip_value(&mut self) -> Result<(), String> {
-        self.input.value_bytes(|_| {})
+        self.input.skip_value()
     }
 
     fn array(&mut self, at: Where<'_>, depth: usize) -> Result<(), String> {

@@ -61,7 +61,11 @@ impl LoadedModule {
                 memo.clear();
             }
             let found = self.module.lookup_sorted(&missing);
-            memo.extend(missing.into_iter().zip(found.into_iter().map(|s| s.map(Rc::new))));
+            memo.extend(
+                missing
+                    .into_iter()
+                    .zip(found.into_iter().map(|s| s.map(Rc::new))),
+            );
         }
         offsets
             .iter()
