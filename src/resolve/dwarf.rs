@@ -314,7 +314,7 @@ impl SplitDwarf {
             // A .dwo is for one skeleton: check it is the one asked for.
             let mut units = dwarf.units();
             let matches = matches!(units.next(), Ok(Some(h)) if dwarf
-                .unit(h.clone())
+                .unit(h)
                 .ok()
                 .and_then(|u| u.dwo_id)
                 .is_none_or(|id| id == load.dwo_id));
