@@ -82,16 +82,9 @@ fn runtime_failures_exit_1_and_name_the_file() {
     assert!(v["error"].as_str().unwrap().contains("memoryMap"));
 }
 
-#[test]
-fn an_exact_port_that_is_taken_fails_clearly() {
-    let server = Server::start(&[]);
-    let port = server.addr.port().to_string();
-    let o = run(&["--no-open", "-P", &port]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains(&port), "{}", stderr(&o));
-    // N+ moves on to the next free port instead (and is stopped right away).
-    let mut child = Command::new(BIN)
-        .args(["--no-open", "-P", &format!("{port}+")])
+/// The first stdout line of a server started by `cmd` (its URL), then stops it.
+fn url_line(cmd: &mut Command) -> String {
+    let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -103,6 +96,18 @@ fn an_exact_port_that_is_taken_fails_clearly() {
         .unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
+    line
+}
+
+#[test]
+fn an_exact_port_that_is_taken_fails_clearly() {
+    let server = Server::start(&[]);
+    let port = server.addr.port().to_string();
+    let o = run(&["--no-open", "-P", &port]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(&port), "{}", stderr(&o));
+    // N+ moves on to the next free port instead (and is stopped right away).
+    let line = url_line(Command::new(BIN).args(["--no-open", "-P", &format!("{port}+")]));
     assert!(line.contains("symbolServer="), "{line}");
     assert!(
         !line.contains(&format!("%3A{port}%2F")),
@@ -112,21 +117,7 @@ fn an_exact_port_that_is_taken_fails_clearly() {
 
 #[test]
 fn profiler_url_comes_from_the_option_or_the_environment() {
-    let read_url = |cmd: &mut Command| {
-        let mut child = cmd
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        use std::io::BufRead;
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        child.kill().unwrap();
-        child.wait().unwrap();
-        line
-    };
+    let read_url = url_line;
     let line = read_url(
         Command::new(BIN)
             .args(["--no-open", "-P", "0"])

@@ -85,7 +85,7 @@ fn symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
         .filter(|s| s.kind() == SectionKind::Text)
         .map(|s| (s.address(), s.address() + s.size()))
         .collect();
-    let mut syms: Vec<(u64, String)> = file
+    let syms: Vec<(u64, String)> = file
         .symbols()
         .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
         .filter_map(|s| {
@@ -95,20 +95,7 @@ fn symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
             Some((s.address(), name.to_string()))
         })
         .collect();
-    syms.sort();
-    let starts: Vec<u64> = syms.iter().map(|s| s.0).collect();
-    syms.into_iter()
-        .filter_map(|(addr, name)| {
-            let section_end = text.iter().find(|(s, e)| *s <= addr && addr < *e)?.1;
-            let next = starts
-                .iter()
-                .find(|&&a| a > addr)
-                .copied()
-                .unwrap_or(section_end)
-                .min(section_end);
-            Some((addr, next - addr, name))
-        })
-        .collect()
+    super::symtab::sized_to_next(syms, &text)
 }
 
 /// Parses a thin Mach-O (a binary or a dSYM's DWARF file).

@@ -472,7 +472,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
         .map(|s| (s.address(), s.address() + s.size()))
         .collect();
     let base = file.relative_address_base();
-    let mut exports: Vec<(u64, String)> = file
+    let exports: Vec<(u64, String)> = file
         .exports()
         .map_err(|e| LoadError::new("ParseError", path, format!("PE exports: {e}")))?
         .filter_map(|e| {
@@ -486,18 +486,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
             Some((address, String::from_utf8_lossy(name).into_owned()))
         })
         .collect();
-    exports.sort();
-    let starts: Vec<u64> = exports.iter().map(|e| e.0).collect();
-    let symbols = SymbolTable::new(exports.into_iter().filter_map(|(addr, name)| {
-        let end = text.iter().find(|(s, e)| *s <= addr && addr < *e)?.1;
-        let next = starts
-            .iter()
-            .find(|&&s| s > addr)
-            .copied()
-            .unwrap_or(end)
-            .min(end);
-        Some((addr, next - addr, name))
-    }));
+    let symbols = SymbolTable::new(super::symtab::sized_to_next(exports, &text));
     Ok(Module::Native(Box::new(NativeModule {
         debug_file: path.to_path_buf(),
         base,
