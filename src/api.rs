@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::libs::{Lib, LibList};
 use crate::profile::ProfileFile;
 use crate::resolve::{LoadError, Symbolized};
-use crate::store::{LoadedModule, SymbolStore};
+use crate::store::{LoadedModule, OffsetMap, SymbolStore};
 
 /// A request that cannot be answered; `status` is the HTTP status to send.
 #[derive(Debug)]
@@ -246,7 +246,7 @@ enum ModuleAnswer {
     Found {
         // Kept so the module outlives its answers even if the cache evicts it meanwhile.
         module: Rc<LoadedModule>,
-        by_offset: HashMap<u64, Option<Rc<Symbolized>>>,
+        by_offset: OffsetMap<Option<Rc<Symbolized>>>,
     },
     Missing(Vec<LoadError>),
 }

@@ -52,6 +52,41 @@ fn fields(rest: &str) -> impl Iterator<Item = &str> {
     rest.split(' ')
 }
 
+/// Reads the next line into `raw`, unless it is a line or INLINE record (of a FUNC block,
+/// parsed only when looked up): most lines of a `.sym` are, and those are passed over in
+/// the reader's buffer without a copy. Returns the line's length (0 at the end) and whether it was kept.
+fn next_line<R: BufRead>(
+    r: &mut R,
+    raw: &mut Vec<u8>,
+    first: bool,
+) -> std::io::Result<(usize, bool)> {
+    raw.clear();
+    let mut total = 0;
+    let mut keep = None;
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((total, keep.unwrap_or(false)));
+        }
+        // INLINE records, a third of a big file, belong to the open FUNC's block too.
+        let k = *keep.get_or_insert_with(|| {
+            first || !(matches!(buf[0], b'0'..=b'9' | b'a'..=b'f') || buf.starts_with(b"INLINE "))
+        });
+        let (n, done) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        if k {
+            raw.extend_from_slice(&buf[..n]);
+        }
+        total += n;
+        r.consume(n);
+        if done {
+            return Ok((total, k));
+        }
+    }
+}
+
 /// A record's keyword, if the line is not a line record (whose first field is an
 /// address in hex; keywords like FUNC or FILE have letters past F).
 fn keyword(line: &str) -> Option<&str> {
@@ -101,9 +136,7 @@ impl SymFile {
         let mut number = 0usize;
         let mut open_func: Option<usize> = None;
         loop {
-            raw.clear();
-            let n = r
-                .read_until(b'\n', &mut raw)
+            let (n, kept) = next_line(&mut r, &mut raw, number == 0)
                 .map_err(|e| bad(format!("line {}: {e}", number + 1)))?;
             if n == 0 {
                 break;
@@ -111,9 +144,8 @@ impl SymFile {
             number += 1;
             let start = offset;
             offset += n as u64;
-            // Most lines are line records (lower-case hex address first): skip them fast.
-            if number > 1 && matches!(raw[0], b'0'..=b'9' | b'a'..=b'f') {
-                continue;
+            if !kept {
+                continue; // a line record of the open FUNC
             }
             let line = String::from_utf8_lossy(&raw);
             let text = line.trim_end_matches(['\n', '\r']);
