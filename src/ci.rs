@@ -181,9 +181,15 @@ pub fn symbolicate(
             let input = profile.reader().map_err(|e| e.to_string())?;
             let err = |e: String| format!("{}: {e}", profile_path.display());
             if gz {
-                let mut enc = flate2::write::GzEncoder::new(w, flate2::Compression::default());
-                rewrite::rewrite(input, &mut enc, &repl).map_err(err)?;
-                enc.finish().map_err(|e| e.to_string())?;
+                // The rewriter writes small pieces; the encoder wants big ones.
+                let enc = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+                let mut buffered = BufWriter::with_capacity(1 << 16, enc);
+                rewrite::rewrite(input, &mut buffered, &repl).map_err(err)?;
+                buffered
+                    .into_inner()
+                    .map_err(|e| e.error().to_string())?
+                    .finish()
+                    .map_err(|e| e.to_string())?;
             } else {
                 rewrite::rewrite(input, w, &repl).map_err(err)?;
             }
