@@ -142,8 +142,3 @@ impl fmt::Debug for Bytes {
         write!(f, "Bytes({} bytes)", self.len())
     }
 }
-
-// SAFETY: the slice a `Bytes` derefs to lives in an `Rc` allocation or mapping that does not
-// move or change while any clone exists, so its address is stable across moves and clones.
-unsafe impl gimli::StableDeref for Bytes {}
-unsafe impl gimli::CloneStableDeref for Bytes {}
