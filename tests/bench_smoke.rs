@@ -22,7 +22,7 @@ fn bench_smoke_runs() {
     let table = String::from_utf8_lossy(&out.stdout);
     println!("{table}");
     let results: serde_json::Value =
-        serde_json::from_slice(&std::fs::read("target/bench/smoke-results.json").unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(dir.join("smoke-results.json")).unwrap()).unwrap();
     let rows = &results["rows"];
     for row in [
         "cold 10k",
