@@ -112,25 +112,8 @@ fn query_answers_like_the_server() {
     }
 
     // Standard input when no file is given.
-    let mut child = std::process::Command::new(BIN)
-        .args(["query", "--symbol-dir", &dir, "/symbolicate/v5"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(&serde_json::to_vec(&request).unwrap())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    assert_eq!(
-        serde_json::from_slice::<Value>(&out.stdout).unwrap(),
-        over_http
-    );
+    let from_stdin = query_stdin(&["--symbol-dir", &dir, "/symbolicate/v5"], &[], &request);
+    assert_eq!(from_stdin, over_http);
 }
 
 #[test]

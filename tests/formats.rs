@@ -78,6 +78,21 @@ fn run_cases(
     }
 }
 
+/// A server whose --symbol-dir folders hold the truths' images, and the cases to send.
+fn serve_images(ts: &[Truth]) -> (Server, Vec<(String, String, &Truth)>) {
+    let dirs: Vec<PathBuf> = ts
+        .iter()
+        .map(|t| t.image().parent().unwrap().to_path_buf())
+        .collect();
+    let args = dir_args(&dirs, "--symbol-dir");
+    let server = Server::start(&strs(&args));
+    let cases = ts
+        .iter()
+        .map(|t| (debug_name(t), t.breakpad_id(), t))
+        .collect();
+    (server, cases)
+}
+
 fn exact(_: &Truth, f: &Value, e: &Value) -> Result<&'static str, String> {
     check_frame(f, e).map(|()| "matched")
 }
@@ -86,16 +101,7 @@ fn exact(_: &Truth, f: &Value, e: &Value) -> Result<&'static str, String> {
 fn pe_and_pdb_cases_match() {
     let ts = truths(&["pe", "fixtures/symbolic/windows"]);
     assert!(ts.len() >= 5);
-    let dirs: Vec<PathBuf> = ts
-        .iter()
-        .map(|t| t.image().parent().unwrap().to_path_buf())
-        .collect();
-    let args = dir_args(&dirs, "--symbol-dir");
-    let server = Server::start(&strs(&args));
-    let cases: Vec<(String, String, &Truth)> = ts
-        .iter()
-        .map(|t| (debug_name(t), t.breakpad_id(), t))
-        .collect();
+    let (server, cases) = serve_images(&ts);
     let mut table = Agreement::default();
     table.allow(
         "fixtures/symbolic/windows/crash.exe",
@@ -113,24 +119,14 @@ fn macho_cases_match_thin_fat_and_dsym() {
     let ts = truths(&["macho", "fixtures/symbolic/macos"]);
     assert!(ts.len() >= 5);
     let c = corpus();
-    // The binaries' folders (their .dSYM bundles beside them) and the universal build.
-    let mut dirs: Vec<PathBuf> = ts
-        .iter()
-        .map(|t| t.image().parent().unwrap().to_path_buf())
-        .collect();
-    let args = dir_args(&dirs, "--symbol-dir");
-    let server = Server::start(&strs(&args));
-    let cases: Vec<(String, String, &Truth)> = ts
-        .iter()
-        .map(|t| (debug_name(t), t.breakpad_id(), t))
-        .collect();
+    // The binaries' folders, their .dSYM bundles beside them.
+    let (server, cases) = serve_images(&ts);
     let mut table = Agreement::default();
     run_cases(&server, &cases, &mut table, &exact);
     table.finish("Mach-O agreement with ground truth (thin binaries + dSYM)");
 
     // The universal (fat) file and its fat dSYM answer each arch's UUID like the thin one.
-    dirs = vec![c.join("macho/universal")];
-    let args = dir_args(&dirs, "--symbol-dir");
+    let args = dir_args(&[c.join("macho/universal")], "--symbol-dir");
     let server = Server::start(&strs(&args));
     let fat: Vec<(String, String, &Truth)> = ts
         .iter()
@@ -418,23 +414,12 @@ fn pdb_found_beside_the_dll_and_in_symstores() {
         "{errors}"
     );
 
-    let mut child = std::process::Command::new(BIN)
-        .args(["query", "/symbolicate/v5"])
-        .env("_NT_SYMBOL_PATH", store.display().to_string())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(
-            &serde_json::to_vec(&job("mathlib.pdb", &t.breakpad_id(), &t.offsets())).unwrap(),
-        )
-        .unwrap();
-    let out: Value = serde_json::from_slice(&child.wait_with_output().unwrap().stdout).unwrap();
+    let store_path = store.display().to_string();
+    let out = query_stdin(
+        &["/symbolicate/v5"],
+        &[("_NT_SYMBOL_PATH", &store_path)],
+        &job("mathlib.pdb", &t.breakpad_id(), &t.offsets()),
+    );
     for (f, e) in frames_of(&out["results"][0]).iter().zip(&t.addresses) {
         check_frame(f, e).unwrap();
     }

@@ -184,6 +184,28 @@ impl Response {
     }
 }
 
+/// `query` with the request on standard input; its answer.
+pub fn query_stdin(args: &[&str], env: &[(&str, &str)], request: &Value) -> Value {
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .arg("query")
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&serde_json::to_vec(request).unwrap())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "query failed");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// One HTTP/1.1 request on its own connection.
 pub fn http(
     addr: SocketAddr,
