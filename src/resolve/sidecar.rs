@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::{InlineFrame, LoadError, Symbolized, Text};
 
@@ -131,76 +131,114 @@ pub struct ModuleSymbols<'a> {
     pub addresses: Vec<(u64, &'a Symbolized)>,
 }
 
-/// Writes the sidecar for `modules`.
+/// Writes the sidecar for `modules`, streaming: entries are written as they are made (the
+/// string table, which they index, comes last).
 pub fn write(modules: &[ModuleSymbols<'_>], out: impl Write) -> std::io::Result<()> {
-    let mut strings: Vec<String> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut intern = |s: &str| -> usize {
-        if let Some(&i) = index.get(s) {
-            return i;
-        }
-        strings.push(s.to_string());
-        index.insert(s.to_string(), strings.len() - 1);
-        strings.len() - 1
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    let mut strings: Vec<Text> = Vec::new();
+    let mut index: HashMap<Text, usize> = HashMap::new();
+    let mut intern = |s: &Text| -> usize {
+        *index.entry(s.clone()).or_insert_with(|| {
+            strings.push(s.clone());
+            strings.len() - 1
+        })
     };
-    let mut data = Vec::new();
-    for m in modules {
-        let mut table: Vec<Value> = Vec::new();
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        let mut known = Vec::new();
-        for (offset, s) in &m.addresses {
-            let rva = offset - s.function_offset;
-            let mut entry = Map::new();
-            entry.insert("rva".into(), rva.into());
-            if let Some(size) = s.function_size {
-                entry.insert("size".into(), size.into());
-            }
-            entry.insert("symbol".into(), intern(&s.function).into());
-            let outer = InlineFrame {
-                function: Some(s.function.clone()),
-                file: s.file.clone(),
-                line: s.line,
-            };
-            let all: Vec<&InlineFrame> = s.inlines.iter().chain([&outer]).collect();
-            if s.file.is_some() || s.line.is_some() || !s.inlines.is_empty() {
-                let frames: Vec<Value> = all
-                    .iter()
-                    .map(|f| {
-                        let mut o = Map::new();
-                        if let Some(n) = &f.function {
-                            o.insert("function".into(), intern(n).into());
-                        }
-                        if let Some(file) = &f.file {
-                            o.insert("file".into(), intern(file).into());
-                        }
-                        if let Some(l) = f.line {
-                            o.insert("line".into(), l.into());
-                        }
-                        Value::Object(o)
-                    })
-                    .collect();
-                entry.insert("frames".into(), frames.into());
-            }
-            let entry = Value::Object(entry);
-            let key = entry.to_string();
-            let i = *seen.entry(key).or_insert_with(|| {
-                table.push(entry);
-                table.len() - 1
-            });
-            known.push(json!([offset, i]));
+    out.write_all(b"{\"data\":[")?;
+    for (k, m) in modules.iter().enumerate() {
+        if k > 0 {
+            out.write_all(b",")?;
         }
-        data.push(json!({
-            "debug_name": m.debug_name,
-            "debug_id": m.debug_id,
-            "code_id": m.code_id,
-            "symbol_table": table,
-            "known_addresses": known,
-        }));
+        let mut head = Vec::new();
+        head.extend_from_slice(b"{\"debug_name\":");
+        json_string(&mut head, m.debug_name);
+        head.extend_from_slice(b",\"debug_id\":");
+        json_string(&mut head, m.debug_id);
+        head.extend_from_slice(b",\"code_id\":");
+        match m.code_id {
+            Some(c) => json_string(&mut head, c),
+            None => head.extend_from_slice(b"null"),
+        }
+        head.extend_from_slice(b",\"symbol_table\":[");
+        out.write_all(&head)?;
+        // Addresses that share a function and frames share one entry.
+        let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut known: Vec<(u64, usize)> = Vec::with_capacity(m.addresses.len());
+        for (offset, s) in &m.addresses {
+            let mut e = Vec::with_capacity(128);
+            let _ = write!(e, "{{\"rva\":{}", offset - s.function_offset);
+            if let Some(size) = s.function_size {
+                let _ = write!(e, ",\"size\":{size}");
+            }
+            let _ = write!(e, ",\"symbol\":{}", intern(&s.function));
+            if s.file.is_some() || s.line.is_some() || !s.inlines.is_empty() {
+                e.extend_from_slice(b",\"frames\":[");
+                let outer = InlineFrame {
+                    function: Some(s.function.clone()),
+                    file: s.file.clone(),
+                    line: s.line,
+                };
+                for (i, f) in s.inlines.iter().chain([&outer]).enumerate() {
+                    if i > 0 {
+                        e.push(b',');
+                    }
+                    e.push(b'{');
+                    let mut sep = "";
+                    if let Some(n) = &f.function {
+                        let _ = write!(e, "\"function\":{}", intern(n));
+                        sep = ",";
+                    }
+                    if let Some(file) = &f.file {
+                        let _ = write!(e, "{sep}\"file\":{}", intern(file));
+                        sep = ",";
+                    }
+                    if let Some(l) = f.line {
+                        let _ = write!(e, "{sep}\"line\":{l}");
+                    }
+                    e.push(b'}');
+                }
+                e.push(b']');
+            }
+            e.push(b'}');
+            let next = seen.len();
+            let i = match seen.get(&e) {
+                Some(&i) => i,
+                None => {
+                    if next > 0 {
+                        out.write_all(b",")?;
+                    }
+                    out.write_all(&e)?;
+                    seen.insert(e, next);
+                    next
+                }
+            };
+            known.push((*offset, i));
+        }
+        out.write_all(b"],\"known_addresses\":[")?;
+        for (i, (offset, entry)) in known.iter().enumerate() {
+            write!(out, "{}[{offset},{entry}]", if i > 0 { "," } else { "" })?;
+        }
+        out.write_all(b"]}")?;
     }
-    let doc = json!({ "string_table": strings, "data": data });
-    let mut out = std::io::BufWriter::new(out);
-    serde_json::to_writer(&mut out, &doc)?;
+    out.write_all(b"],\"string_table\":[")?;
+    let mut buf = Vec::new();
+    for (i, s) in strings.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        json_string(&mut buf, s);
+        if buf.len() > 1 << 16 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    out.write_all(&buf)?;
+    out.write_all(b"]}")?;
     out.flush()
+}
+
+fn json_string(out: &mut Vec<u8>, s: &str) {
+    // Writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 #[cfg(test)]
