@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use serde_json::{Value, json};
 
+use crate::jsonwrite::string;
 use crate::libs::{Lib, LibList};
 use crate::profile::ProfileFile;
 use crate::resolve::{LoadError, Symbolized};
@@ -249,39 +250,6 @@ enum ModuleAnswer {
         by_offset: OffsetMap<Option<Rc<Symbolized>>>,
     },
     Missing(Vec<LoadError>),
-}
-
-/// Appends `s` as a JSON string.
-fn string(out: &mut Vec<u8>, s: &str) {
-    // Names and paths rarely need escapes: copy those whole (most of a big answer is them).
-    if !needs_escape(s.as_bytes()) {
-        out.reserve(s.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
-    } else {
-        // Writing to a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *out, s);
-    }
-}
-
-/// Whether `b` has a byte JSON must escape (control, `"`, `\\`); eight bytes at a time.
-fn needs_escape(b: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
-        let x = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
-        let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
-        if control || has_zero(x ^ (ONES * b'"' as u64)) || has_zero(x ^ (ONES * b'\\' as u64)) {
-            return true;
-        }
-    }
-    chunks
-        .remainder()
-        .iter()
-        .any(|&c| c < 0x20 || c == b'"' || c == b'\\')
 }
 
 fn hex(out: &mut Vec<u8>, v: u64) {
@@ -537,25 +505,6 @@ fn parse_job(v: &Value, at: &str) -> Result<Job, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escapes_are_found_anywhere() {
-        assert!(!needs_escape(
-            b"std::vector<int>::push_back(int const&) /usr/include/x.h"
-        ));
-        for bad in [
-            "a\"b",
-            "0123456789\\",
-            "tab\there",
-            "\u{1}",
-            "long name without any escape but a quote at the end\"",
-        ] {
-            assert!(needs_escape(bad.as_bytes()), "{bad:?}");
-        }
-        let mut out = Vec::new();
-        string(&mut out, "x\"y\\z\n");
-        assert_eq!(out, br#""x\"y\\z\n""#);
-    }
 
     #[test]
     fn request_errors_name_the_field() {

@@ -6,6 +6,7 @@ mod ci;
 mod cli;
 mod debugid;
 mod jsonscan;
+mod jsonwrite;
 mod libs;
 mod profile;
 mod resolve;

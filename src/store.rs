@@ -529,6 +529,42 @@ fn check_sym_id(sym: &SymFile, wanted: &str, path: &Path) -> Result<(), LoadErro
 mod tests {
     use super::*;
 
+    fn corpus_elf() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/elf")
+    }
+
+    #[test]
+    fn the_cache_is_bounded_by_count_and_by_bytes() {
+        let a = ("shapes-gcc-O2-dwarf4", "024EE3EA65F54557DD557688F4EC4AF50");
+        let b = ("tmpl-gcc-O2-dwarf4", "B029B7CB7BEDA64E212F93FE1934DA620");
+        let opts = SymbolOptions {
+            symbol_dirs: vec![corpus_elf()],
+            ..Default::default()
+        };
+        // Kept while within bounds: the same parsed module comes back.
+        let mut store = SymbolStore::new(opts.clone(), None);
+        let first = store.module(a.0, a.1, None).unwrap();
+        assert!(
+            first.cost() > 0,
+            "mapped DWARF counts towards the byte bound"
+        );
+        assert!(Rc::ptr_eq(&first, &store.module(a.0, a.1, None).unwrap()));
+        // A byte bound below two modules: loading b evicts a.
+        let mut store = SymbolStore::new(opts.clone(), None);
+        let a1 = store.module(a.0, a.1, None).unwrap();
+        store.max_bytes = a1.cost() + 1;
+        store.module(b.0, b.1, None).unwrap();
+        assert_eq!(store.cache.len(), 1);
+        assert!(!Rc::ptr_eq(&a1, &store.module(a.0, a.1, None).unwrap()));
+        // A count bound of one does the same.
+        let mut store = SymbolStore::new(opts, None);
+        store.max_modules = 1;
+        let a1 = store.module(a.0, a.1, None).unwrap();
+        store.module(b.0, b.1, None).unwrap();
+        assert_eq!(store.cache.len(), 1);
+        assert!(!Rc::ptr_eq(&a1, &store.module(a.0, a.1, None).unwrap()));
+    }
+
     #[test]
     fn symbol_path_syntax() {
         let (l, r) = parse_symbol_path(

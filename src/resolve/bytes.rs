@@ -117,14 +117,6 @@ impl Bytes {
             Bytes::Owned(part.into())
         }
     }
-
-    /// Bytes held in memory (not shared with the page cache).
-    pub fn owned_len(&self) -> usize {
-        match self {
-            Bytes::InFile { .. } => 0,
-            Bytes::Owned(b) => b.len(),
-        }
-    }
 }
 
 impl Deref for Bytes {

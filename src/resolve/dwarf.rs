@@ -25,8 +25,8 @@ pub type SectionFn<'a> = dyn FnMut(&str) -> Result<Option<Bytes>, String> + 'a;
 #[derive(Default)]
 struct Backing {
     held: RefCell<Vec<Bytes>>,
-    /// Decompressed bytes held (mapped ones live in the page cache).
-    owned: std::cell::Cell<u64>,
+    /// Section bytes behind the readers, mapped or decompressed: what the cache bounds.
+    bytes: std::cell::Cell<u64>,
 }
 
 impl Backing {
@@ -34,7 +34,7 @@ impl Backing {
         let Some(data) = data else {
             return EndianSlice::new(&[], endian);
         };
-        self.owned.set(self.owned.get() + data.owned_len() as u64);
+        self.bytes.set(self.bytes.get() + data.len() as u64);
         // SAFETY: the bytes are in a mapping or an `Rc` allocation that does not move, and
         // `held` keeps it until the resolver is dropped, after its context and split units
         // (which hold these slices): `backing` is the resolver's last field.
@@ -101,7 +101,7 @@ impl DwarfResolver {
     }
 
     pub fn cost(&self) -> u64 {
-        self.backing.owned.get()
+        self.backing.bytes.get()
     }
 
     fn finish<L: LookupContinuation<Buf = R>>(&self, mut r: LookupResult<L>) -> L::Output {

@@ -13,6 +13,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{InlineFrame, LoadError, Symbolized, Text};
+use crate::jsonwrite::string;
 
 /// One module's entries: each symbol-table entry is a function with the frames of the
 /// addresses that share them.
@@ -150,12 +151,12 @@ pub fn write(modules: &[ModuleSymbols<'_>], out: impl Write) -> std::io::Result<
         }
         let mut head = Vec::new();
         head.extend_from_slice(b"{\"debug_name\":");
-        json_string(&mut head, m.debug_name);
+        string(&mut head, m.debug_name);
         head.extend_from_slice(b",\"debug_id\":");
-        json_string(&mut head, m.debug_id);
+        string(&mut head, m.debug_id);
         head.extend_from_slice(b",\"code_id\":");
         match m.code_id {
-            Some(c) => json_string(&mut head, c),
+            Some(c) => string(&mut head, c),
             None => head.extend_from_slice(b"null"),
         }
         head.extend_from_slice(b",\"symbol_table\":[");
@@ -225,7 +226,7 @@ pub fn write(modules: &[ModuleSymbols<'_>], out: impl Write) -> std::io::Result<
         if i > 0 {
             buf.push(b',');
         }
-        json_string(&mut buf, s);
+        string(&mut buf, s);
         if buf.len() > 1 << 16 {
             out.write_all(&buf)?;
             buf.clear();
@@ -234,11 +235,6 @@ pub fn write(modules: &[ModuleSymbols<'_>], out: impl Write) -> std::io::Result<
     out.write_all(&buf)?;
     out.write_all(b"]}")?;
     out.flush()
-}
-
-fn json_string(out: &mut Vec<u8>, s: &str) {
-    // Writing to a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 #[cfg(test)]
