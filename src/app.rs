@@ -9,15 +9,28 @@ use crate::profile::ProfileFile;
 use crate::server::Server;
 use crate::store::SymbolStore;
 
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_FAILURE: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_FAILURE: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
 
 fn store(opts: SymbolOptions) -> SymbolStore {
     SymbolStore::new(opts, std::env::var("_NT_SYMBOL_PATH").ok())
 }
 
-pub fn run(inv: Invocation) -> i32 {
+/// The whole program: parses the command line, runs the mode, gives the exit status.
+pub fn main() -> std::process::ExitCode {
+    let args = std::env::args_os().skip(1);
+    let code = match crate::cli::parse(args, std::env::var("PROFILER_URL").ok()) {
+        Ok(invocation) => run(invocation),
+        Err(e) => {
+            eprintln!("error: {e}\nRun with --help for usage.");
+            EXIT_USAGE
+        }
+    };
+    std::process::ExitCode::from(code)
+}
+
+pub fn run(inv: Invocation) -> u8 {
     let Invocation { command, symbols } = inv;
     match command {
         Command::Help => {

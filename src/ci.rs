@@ -8,11 +8,11 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::libs::Lib;
 use crate::profile::ProfileFile;
+use crate::profile::libs::Lib;
+use crate::profile::rewrite::{self, Replacements};
 use crate::resolve::Symbolized;
 use crate::resolve::sidecar::{self, ModuleSymbols};
-use crate::rewrite::{self, Replacements};
 use crate::store::SymbolStore;
 
 /// A failure of this mode: the message names the file.

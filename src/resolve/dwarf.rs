@@ -255,7 +255,9 @@ fn load_split_sections(
         SectionId::DebugMacro,
     ] {
         let name = id.dwo_name()?;
-        let bytes = super::elf::section_data(&file, name, &data).ok().flatten();
+        let bytes = super::section::section_data(&file, name, &data)
+            .ok()
+            .flatten();
         sections.push((id, backing.reader(bytes, endian)));
     }
     let empty = backing.reader(None, endian);

@@ -1,53 +1,18 @@
 //! ELF resolver: DWARF (in the file, or in a separate debug file it points to), then the
 //! `.symtab`/`.dynsym` symbols.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
-use super::bytes::{Bytes, FileBytes};
+use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
+use super::section::{endian_of, section_data};
 use super::symtab::SymbolTable;
-use super::{LoadContext, LoadError};
+use super::{Companion, LoadContext, LoadError};
 use crate::debugid;
-
-/// A section's bytes, decompressed (`SHF_COMPRESSED` or `.zdebug_*`); `None` if absent.
-/// Uncompressed sections stay ranges of `bytes` (the mapped file `file` was parsed from).
-pub fn section_data(
-    file: &object::File<'_>,
-    name: &str,
-    bytes: &Rc<FileBytes>,
-) -> Result<Option<Bytes>, String> {
-    let Some(section) = file.section_by_name(name) else {
-        return Ok(None);
-    };
-    let compressed = section
-        .compressed_data()
-        .map_err(|e| format!("section {name}: {e}"))?;
-    match compressed.format {
-        object::CompressionFormat::None => Ok(Some(Bytes::of(bytes, compressed.data))),
-        object::CompressionFormat::Zlib => {
-            let size = usize::try_from(compressed.uncompressed_size)
-                .map_err(|_| format!("section {name}: too large"))?;
-            let mut out = Vec::with_capacity(size.min(1 << 30));
-            flate2::read::ZlibDecoder::new(compressed.data)
-                .take(compressed.uncompressed_size)
-                .read_to_end(&mut out)
-                .map_err(|e| format!("section {name}: corrupt zlib data: {e}"))?;
-            if out.len() != size {
-                return Err(format!(
-                    "section {name}: decompressed to {} bytes, expected {size}",
-                    out.len()
-                ));
-            }
-            Ok(Some(Bytes::Owned(out.into())))
-        }
-        other => Err(format!("section {name}: unsupported compression {other:?}")),
-    }
-}
 
 /// The debug ID and code ID of a parsed ELF file.
 pub fn identify(file: &object::File<'_>) -> (String, Option<String>) {
@@ -80,17 +45,15 @@ pub fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
         .collect()
 }
 
-/// A separate debug file for `file`: by build ID under `/usr/lib/debug/.build-id`, the
-/// binary's folder and each extra folder, then by `.gnu_debuglink` (CRC-checked) beside the
-/// binary, in its `.debug/` folder and under `/usr/lib/debug/<folder>/`. Files found but
-/// rejected are returned as warnings.
+/// A separate debug file for `file`: by build ID (its build ID checked), then by
+/// `.gnu_debuglink` (CRC-checked), at the paths the store gives. Files found but rejected
+/// are returned as warnings.
 fn find_separate_debug(
     file: &object::File<'_>,
     binary: &Path,
     ctx: &LoadContext<'_>,
     warnings: &mut Vec<LoadError>,
 ) -> Option<(PathBuf, Rc<FileBytes>)> {
-    let dir = binary.parent().unwrap_or(Path::new("."));
     let mut reject = |path: &Path, kind: &'static str, why: &str| {
         if ctx.verbose {
             eprintln!("  {}: {why}, skipped", path.display());
@@ -101,13 +64,7 @@ fn find_separate_debug(
         && build_id.len() > 1
     {
         let hex = debugid::hex_lower(build_id);
-        let rel = PathBuf::from(".build-id")
-            .join(&hex[..2])
-            .join(format!("{}.debug", &hex[2..]));
-        let mut roots: Vec<PathBuf> = vec![PathBuf::from("/usr/lib/debug"), dir.to_path_buf()];
-        roots.extend(ctx.extra_debug_dirs.iter().cloned());
-        for root in roots {
-            let path = root.join(&rel);
+        for path in (ctx.companions)(binary, Companion::BuildId(&hex)) {
             if let Ok(data) = FileBytes::open(&path) {
                 let same = object::File::parse(&*data)
                     .ok()
@@ -126,14 +83,7 @@ fn find_separate_debug(
     }
     let (name, crc) = file.gnu_debuglink().ok().flatten()?;
     let name = std::str::from_utf8(name).ok()?;
-    if name.contains('/') || name.contains("..") {
-        return None;
-    }
-    let mut candidates = vec![dir.join(name), dir.join(".debug").join(name)];
-    if let Ok(abs) = std::fs::canonicalize(dir) {
-        let rel = abs.strip_prefix("/").unwrap_or(&abs);
-        candidates.push(Path::new("/usr/lib/debug").join(rel).join(name));
-    }
+    let candidates = (ctx.companions)(binary, Companion::DebugLink(name));
     for path in candidates {
         if path == binary {
             continue;
@@ -211,12 +161,4 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         symbols: SymbolTable::new(symbols),
         warnings,
     })
-}
-
-pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
-    if file.is_little_endian() {
-        gimli::RunTimeEndian::Little
-    } else {
-        gimli::RunTimeEndian::Big
-    }
 }

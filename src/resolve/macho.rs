@@ -8,8 +8,8 @@ use std::rc::Rc;
 
 use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
-use super::elf::{endian_of, section_data};
 use super::native::NativeModule;
+use super::section::{endian_of, section_data};
 use super::symtab::SymbolTable;
 use super::{LoadContext, LoadError};
 

@@ -7,7 +7,9 @@ pub mod dwarf;
 pub mod elf;
 pub mod macho;
 pub mod native;
+pub mod open;
 pub mod pe;
+pub mod section;
 pub mod sidecar;
 pub mod symtab;
 
@@ -118,14 +120,30 @@ impl LoadError {
     }
 }
 
-/// Hints the store passes to a resolver about the module being loaded.
+/// A file that completes a module, which the format names and the store finds.
+#[derive(Debug, Clone, Copy)]
+pub enum Companion<'a> {
+    /// A separate ELF debug file by build ID (lower-case hex).
+    BuildId(&'a str),
+    /// The file a `.gnu_debuglink` names.
+    DebugLink(&'a str),
+    /// A PE's PDB: its file name, the path the CodeView record gives, and the debug ID.
+    Pdb {
+        name: &'a str,
+        recorded: &'a str,
+        id: &'a str,
+    },
+}
+
+/// Where a companion file may be, in order; the store's answer.
+pub type CompanionPaths<'a> = dyn Fn(&Path, Companion<'_>) -> Vec<PathBuf> + 'a;
+
+/// What a resolver is told about the file being loaded.
 #[derive(Clone, Copy)]
 pub struct LoadContext<'a> {
     pub path: &'a Path,
-    /// Other places to look for split debug info (the store's `--symbol-dir` folders).
-    pub extra_debug_dirs: &'a [PathBuf],
-    /// Local symstore folders, for a PE's PDB.
-    pub symstores: &'a [PathBuf],
+    /// Given the binary's path and a companion, the paths to try.
+    pub companions: &'a CompanionPaths<'a>,
     pub verbose: bool,
 }
 

@@ -10,7 +10,7 @@ use pdb::FallibleIterator;
 
 use super::native::NativeModule;
 use super::symtab::SymbolTable;
-use super::{InlineFrame, LoadContext, LoadError, Module, Symbolized, Text, demangle};
+use super::{Companion, InlineFrame, LoadContext, LoadError, Module, Symbolized, Text, demangle};
 use crate::debugid;
 
 /// A line-table row: `len` bytes from `start` (RVAs) come from `file`:`line`.
@@ -100,13 +100,7 @@ pub fn load_pdb(data: Vec<u8>, want: &str, ctx: &LoadContext<'_>) -> Result<PdbM
     let cost = data.len() as u64;
     let mut pdb = pdb::PDB::open(Cursor::new(data)).map_err(|e| pdb_error(path, e))?;
     let id = pdb_id(&mut pdb).map_err(|e| pdb_error(path, e))?;
-    if !debugid::same_id(&id, want) {
-        return Err(LoadError::new(
-            "UnmatchedDebugId",
-            path,
-            format!("its debug ID (GUID and age) is {id}, the request is for {want}"),
-        ));
-    }
+    super::open::check_id(path, &id, want)?;
     let mut m = read_tables(&mut pdb, cost).map_err(|e| pdb_error(path, e))?;
     m.path = path.to_path_buf();
     Ok(m)
@@ -428,33 +422,24 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
             "the image has no CodeView record (no debug ID)",
         )
     })?;
-    if !debugid::same_id(&id, want) {
-        return Err(LoadError::new(
-            "UnmatchedDebugId",
-            path,
-            format!("its debug ID is {id}, the request is for {want}"),
-        ));
-    }
+    super::open::check_id(path, &id, want)?;
     let pdb_name = pdb_path
         .rsplit(['\\', '/'])
         .next()
         .unwrap_or("")
         .to_string();
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if !pdb_name.is_empty() && !pdb_name.contains("..") {
-        if let Some(dir) = path.parent() {
-            candidates.push(dir.join(&pdb_name));
-        }
-        candidates.push(PathBuf::from(&pdb_path));
-        for store in ctx.symstores {
-            candidates.push(
-                store
-                    .join(&pdb_name)
-                    .join(want.to_ascii_uppercase())
-                    .join(&pdb_name),
-            );
-        }
-    }
+    let candidates = if pdb_name.is_empty() {
+        Vec::new()
+    } else {
+        (ctx.companions)(
+            path,
+            Companion::Pdb {
+                name: &pdb_name,
+                recorded: &pdb_path,
+                id: want,
+            },
+        )
+    };
     for c in candidates {
         if let Ok(bytes) = std::fs::read(&c) {
             let sub = LoadContext { path: &c, ..*ctx };

@@ -1,6 +1,10 @@
 //! The profile file: opened once at start (cheap: only its first bytes are read), its
 //! library list parsed later, on the first request that needs it.
 
+pub mod libs;
+pub mod rewrite;
+pub mod scan;
+
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
@@ -9,9 +13,9 @@ use std::path::{Path, PathBuf};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::jsonscan::Input;
+use scan::Input;
 
-use crate::libs::Lib;
+use libs::Lib;
 
 #[derive(Debug)]
 pub struct ProfileError {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
-use crate::jsonscan::Input;
+use crate::profile::scan::Input;
 
 /// For each process (by its path of `processes` indices), address -> new location text.
 pub type Replacements = HashMap<Vec<usize>, HashMap<u64, String>>;

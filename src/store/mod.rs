@@ -1,24 +1,25 @@
 //! The symbol store: finds the debug file for `(debugName, breakpadId)`, checks its ID,
 //! hands it to the right format resolver, and keeps parsed modules in a bounded cache.
 
+mod paths;
+pub mod zip;
+
+pub use paths::parse_symbol_path;
+use paths::{Candidate, is_plain_name};
+
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use crate::cli::SymbolOptions;
 use crate::debugid;
-use crate::libs::Lib;
-use crate::resolve::breakpad::SymFile;
-use crate::resolve::bytes::FileBytes;
+use crate::profile::libs::Lib;
 use crate::resolve::sidecar::{self, SidecarModule};
-use crate::resolve::{LoadContext, LoadError, Module, Symbolized, elf, macho, pe};
-use crate::zip::ZipArchive;
+use crate::resolve::{self, Companion, LoadContext, LoadError, Module, Symbolized};
+use crate::store::zip::ZipArchive;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
 pub const DEFAULT_MAX_MODULES: usize = 32;
 pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
-
-/// The magic of a PDB (MSF 7.0) file.
-const PDB_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
 
 /// A sidecar's modules by (debug name, upper-case debug ID).
 type SidecarModules = std::collections::HashMap<(String, String), SidecarModule>;
@@ -107,15 +108,6 @@ struct CacheEntry {
     last_used: u64,
 }
 
-/// One place a debug file may be.
-#[derive(Debug, Clone, PartialEq)]
-enum Candidate {
-    /// A file on disk, of any format.
-    File(PathBuf),
-    /// A member of a `--symbols-zip` archive (index into the store's archives).
-    ZipEntry(usize, String),
-}
-
 /// A `--symbols-zip` archive, its central directory read on first use.
 struct Archive {
     path: PathBuf,
@@ -139,43 +131,6 @@ pub struct SymbolStore {
 }
 
 /// A name that is safe to join to a folder: no separators, no parent references.
-fn is_plain_name(name: &str) -> bool {
-    !name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.contains("..")
-}
-
-/// Splits a `_NT_SYMBOL_PATH`-style value into local folders and remote servers.
-/// `srv*C:\cache*https://server` gives the cache folder and the server; `cache*DIR` a folder.
-pub fn parse_symbol_path(value: &str) -> (Vec<PathBuf>, Vec<String>) {
-    let (mut local, mut remote) = (Vec::new(), Vec::new());
-    for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
-        let parts: Vec<&str> = entry.split('*').collect();
-        let parts = match parts[0].to_ascii_lowercase().as_str() {
-            "srv" | "symsrv" | "cache" => &parts[1..],
-            _ => &parts[..],
-        };
-        for p in parts.iter().filter(|p| !p.is_empty()) {
-            if p.starts_with("http://") || p.starts_with("https://") {
-                remote.push(p.to_string());
-            } else if !p.ends_with(".dll") {
-                local.push(PathBuf::from(p));
-            }
-        }
-    }
-    (local, remote)
-}
-
-/// `<path>.dSYM/Contents/Resources/DWARF/<file name of path>`.
-fn dsym_of(path: &Path) -> Option<PathBuf> {
-    let name = path.file_name()?;
-    let mut bundle = path.as_os_str().to_owned();
-    bundle.push(".dSYM");
-    Some(
-        PathBuf::from(bundle)
-            .join("Contents/Resources/DWARF")
-            .join(name),
-    )
-}
-
 impl SymbolStore {
     pub fn new(opts: SymbolOptions, nt_symbol_path: Option<String>) -> SymbolStore {
         let mut symstores = Vec::new();
@@ -238,78 +193,9 @@ impl SymbolStore {
         })
     }
 
-    /// The places to try for a module, in the order of SPEC section 6.
-    fn candidates(&self, debug_name: &str, breakpad_id: &str, lib: Option<&Lib>) -> Vec<Candidate> {
-        let mut files: Vec<PathBuf> = Vec::new();
-        let plain = is_plain_name(debug_name);
-        let name = lib
-            .and_then(|l| l.name.as_deref())
-            .filter(|n| is_plain_name(n));
-        // 1. The profile's hints.
-        if let Some(lib) = lib {
-            if let Some(dp) = &lib.debug_path {
-                files.extend(dsym_of(Path::new(dp)));
-                files.push(PathBuf::from(dp));
-            }
-            if let Some(p) = &lib.path {
-                files.extend(dsym_of(Path::new(p)));
-                if plain && let Some(dir) = Path::new(p).parent() {
-                    files.push(dir.join(debug_name));
-                }
-            }
-        }
-        let mut out: Vec<Candidate> = files.drain(..).map(Candidate::File).collect();
-        // 3. Breakpad stores, zips, then symstores.
-        if plain {
-            let id = breakpad_id.to_ascii_uppercase();
-            let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
-            let rel = format!("{debug_name}/{id}/{stem}.sym");
-            for dir in &self.opts.breakpad_symbol_dirs {
-                out.push(Candidate::File(dir.join(&rel)));
-            }
-            for i in 0..self.archives.len() {
-                out.push(Candidate::ZipEntry(i, rel.clone()));
-            }
-            for dir in &self.symstores {
-                out.push(Candidate::File(
-                    dir.join(debug_name).join(&id).join(debug_name),
-                ));
-            }
-        }
-        // 4. --symbol-dir folders (a dSYM bundle there before the bare binary).
-        for dir in &self.opts.symbol_dirs {
-            for n in [plain.then_some(debug_name), name].into_iter().flatten() {
-                let p = dir.join(n);
-                files.extend(dsym_of(&p));
-                files.push(p);
-            }
-        }
-        // 5. The binary itself.
-        if let Some(p) = lib.and_then(|l| l.path.as_ref()) {
-            files.push(PathBuf::from(p));
-        }
-        out.extend(files.into_iter().map(Candidate::File));
-        let mut unique: Vec<Candidate> = Vec::with_capacity(out.len());
-        for c in out {
-            if !unique.contains(&c) {
-                unique.push(c);
-            }
-        }
-        unique
-    }
-
     fn log(&self, msg: impl FnOnce() -> String) {
         if self.opts.verbose {
             eprintln!("{}", msg());
-        }
-    }
-
-    fn context<'a>(&'a self, path: &'a Path) -> LoadContext<'a> {
-        LoadContext {
-            path,
-            extra_debug_dirs: &self.opts.symbol_dirs,
-            symstores: &self.symstores,
-            verbose: self.opts.verbose,
         }
     }
 
@@ -335,72 +221,22 @@ impl SymbolStore {
                 let data = zip
                     .read(entry)
                     .map_err(|e| LoadError::new("ZipError", &shown, e))?;
-                let sym = SymFile::from_bytes(data, &shown)?;
-                check_sym_id(&sym, breakpad_id, &shown)?;
-                Ok(Module::Breakpad(sym))
+                resolve::open::open_bytes(data, &shown, breakpad_id)
             }
         }
     }
 
-    /// Opens one file: finds its format, checks the ID, parses it.
+    /// Opens one file through the formats' single entry.
     fn try_file(&self, path: &Path, breakpad_id: &str) -> Result<Module, LoadError> {
-        let ctx = self.context(path);
-        if path.extension().is_some_and(|e| e == "sym") {
-            // Indexed from disk, never read whole.
-            let sym = SymFile::open_file(path)?;
-            check_sym_id(&sym, breakpad_id, path)?;
-            return Ok(Module::Breakpad(sym));
-        }
-        let data = Rc::new(FileBytes::open(path).map_err(|e| {
-            let kind = if e.kind() == std::io::ErrorKind::NotFound {
-                "NotFound"
-            } else {
-                "ReadError"
-            };
-            LoadError::new(kind, path, e)
-        })?);
-        if data.starts_with(PDB_MAGIC) {
-            return pe::load_pdb(data.to_vec(), breakpad_id, &ctx).map(Module::Pdb);
-        }
-        if data.starts_with(b"MODULE ") {
-            let sym = SymFile::from_bytes(data.to_vec(), path)?;
-            check_sym_id(&sym, breakpad_id, path)?;
-            return Ok(Module::Breakpad(sym));
-        }
-        let kind = object::FileKind::parse(&**data).map_err(|_| {
-            LoadError::new(
-                "UnknownFormat",
-                path,
-                "not an object file this tool can read",
-            )
-        })?;
-        match kind {
-            object::FileKind::Elf32 | object::FileKind::Elf64 => {
-                let file = object::File::parse(&**data)
-                    .map_err(|e| LoadError::new("ParseError", path, format!("invalid ELF: {e}")))?;
-                let (found_id, _) = elf::identify(&file);
-                if !debugid::same_id(&found_id, breakpad_id) {
-                    return Err(unmatched(path, &found_id, breakpad_id));
-                }
-                drop(file);
-                Ok(Module::Native(Box::new(elf::load(&data, &ctx)?)))
-            }
-            object::FileKind::MachO32
-            | object::FileKind::MachO64
-            | object::FileKind::MachOFat32
-            | object::FileKind::MachOFat64 => {
-                let member = macho::select(&data, breakpad_id, &ctx)?;
-                Ok(Module::Native(Box::new(macho::load(member, &data, &ctx)?)))
-            }
-            object::FileKind::Pe32 | object::FileKind::Pe64 => {
-                pe::load_pe(&data, breakpad_id, &ctx)
-            }
-            other => Err(LoadError::new(
-                "UnsupportedFormat",
-                path,
-                format!("{other:?} files are not supported"),
-            )),
-        }
+        let companions = |binary: &Path, c: Companion<'_>| {
+            paths::companions(binary, c, &self.opts.symbol_dirs, &self.symstores)
+        };
+        let ctx = LoadContext {
+            path,
+            companions: &companions,
+            verbose: self.opts.verbose,
+        };
+        resolve::open::open(breakpad_id, &ctx)
     }
 
     /// The parsed module for `(debug_name, breakpad_id)`, from the cache or from disk.
@@ -506,22 +342,6 @@ impl SymbolStore {
             cost,
             last_used: self.clock,
         });
-    }
-}
-
-fn unmatched(path: &Path, found: &str, wanted: &str) -> LoadError {
-    LoadError::new(
-        "UnmatchedDebugId",
-        path,
-        format!("its debug ID is {found}, the request is for {wanted}"),
-    )
-}
-
-fn check_sym_id(sym: &SymFile, wanted: &str, path: &Path) -> Result<(), LoadError> {
-    if debugid::same_id(&sym.debug_id, wanted) {
-        Ok(())
-    } else {
-        Err(unmatched(path, &sym.debug_id, wanted))
     }
 }
 

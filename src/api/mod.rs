@@ -1,6 +1,8 @@
 //! API handlers: one JSON request in, one JSON answer out. Shared by the server and by
 //! `query`, so both answer the same.
 
+pub mod source;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::io::Write;
@@ -9,8 +11,8 @@ use std::rc::Rc;
 use serde_json::{Value, json};
 
 use crate::jsonwrite::string;
-use crate::libs::{Lib, LibList};
 use crate::profile::ProfileFile;
+use crate::profile::libs::{Lib, LibList};
 use crate::resolve::{LoadError, Symbolized};
 use crate::store::{LoadedModule, OffsetMap, SymbolStore};
 
@@ -186,12 +188,12 @@ impl Api {
             ));
         }
         let dir = debug_file.parent().unwrap_or(std::path::Path::new("."));
-        let path = crate::source::locate(
+        let path = crate::api::source::locate(
             &req.file,
             module.comp_dir(req.module_offset).as_deref(),
             dir,
         )?;
-        let source = crate::source::read(&path)?;
+        let source = crate::api::source::read(&path)?;
         Ok(json!({
             "symbolsLastModified": null,
             "sourceLastModified": null,

@@ -1,0 +1,91 @@
+//! The one entry into the formats: recognise a candidate file by its bytes, check its
+//! debug ID the same way for every format, and parse it. The store only says where to
+//! look (candidates, and companion files through [`LoadContext::companions`]).
+
+use std::path::Path;
+use std::rc::Rc;
+
+use super::breakpad::SymFile;
+use super::bytes::FileBytes;
+use super::{LoadContext, LoadError, Module, elf, macho, pe};
+use crate::debugid;
+
+/// The magic of a PDB (MSF 7.0) file.
+const PDB_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
+
+/// The error every format gives for a file with another debug ID.
+pub fn check_id(path: &Path, found: &str, want: &str) -> Result<(), LoadError> {
+    if debugid::same_id(found, want) {
+        Ok(())
+    } else {
+        Err(LoadError::new(
+            "UnmatchedDebugId",
+            path,
+            format!("its debug ID is {found}, the request is for {want}"),
+        ))
+    }
+}
+
+fn open_error(path: &Path, e: std::io::Error) -> LoadError {
+    let kind = if e.kind() == std::io::ErrorKind::NotFound {
+        "NotFound"
+    } else {
+        "ReadError"
+    };
+    LoadError::new(kind, path, e)
+}
+
+/// Opens the file at `ctx.path` whatever its format, if its debug ID is `want`.
+pub fn open(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+    let path = ctx.path;
+    if path.extension().is_some_and(|e| e == "sym") {
+        // Indexed from disk, never read whole.
+        let sym = SymFile::open_file(path)?;
+        check_id(path, &sym.debug_id, want)?;
+        return Ok(Module::Breakpad(sym));
+    }
+    let data = Rc::new(FileBytes::open(path).map_err(|e| open_error(path, e))?);
+    if data.starts_with(PDB_MAGIC) {
+        return pe::load_pdb(data.to_vec(), want, ctx).map(Module::Pdb);
+    }
+    if data.starts_with(b"MODULE ") {
+        return open_bytes(data.to_vec(), path, want);
+    }
+    let kind = object::FileKind::parse(&**data).map_err(|_| {
+        LoadError::new(
+            "UnknownFormat",
+            path,
+            "not an object file this tool can read",
+        )
+    })?;
+    match kind {
+        object::FileKind::Elf32 | object::FileKind::Elf64 => {
+            let file = object::File::parse(&**data)
+                .map_err(|e| LoadError::new("ParseError", path, format!("invalid ELF: {e}")))?;
+            let (found, _) = elf::identify(&file);
+            check_id(path, &found, want)?;
+            drop(file);
+            Ok(Module::Native(Box::new(elf::load(&data, ctx)?)))
+        }
+        object::FileKind::MachO32
+        | object::FileKind::MachO64
+        | object::FileKind::MachOFat32
+        | object::FileKind::MachOFat64 => {
+            let member = macho::select(&data, want, ctx)?;
+            Ok(Module::Native(Box::new(macho::load(member, &data, ctx)?)))
+        }
+        object::FileKind::Pe32 | object::FileKind::Pe64 => pe::load_pe(&data, want, ctx),
+        other => Err(LoadError::new(
+            "UnsupportedFormat",
+            path,
+            format!("{other:?} files are not supported"),
+        )),
+    }
+}
+
+/// A Breakpad file held in memory (a zip member, or a file without the `.sym` name).
+pub fn open_bytes(data: Vec<u8>, shown: &Path, want: &str) -> Result<Module, LoadError> {
+    let sym = SymFile::from_bytes(data, shown)?;
+    check_id(shown, &sym.debug_id, want)?;
+    Ok(Module::Breakpad(sym))
+}

@@ -1,0 +1,171 @@
+//! Where the store looks: the candidate files for a module (SPEC section 6) and the
+//! places of the companion files a format names (separate ELF debug files, PDBs).
+
+use std::path::{Path, PathBuf};
+
+use super::SymbolStore;
+use crate::profile::libs::Lib;
+use crate::resolve::Companion;
+
+/// One place a debug file may be.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Candidate {
+    /// A file on disk, of any format.
+    File(PathBuf),
+    /// A member of a `--symbols-zip` archive (index into the store's archives).
+    ZipEntry(usize, String),
+}
+
+pub(super) fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.contains("..")
+}
+
+/// Splits a `_NT_SYMBOL_PATH`-style value into local folders and remote servers.
+/// `srv*C:\cache*https://server` gives the cache folder and the server; `cache*DIR` a folder.
+pub fn parse_symbol_path(value: &str) -> (Vec<PathBuf>, Vec<String>) {
+    let (mut local, mut remote) = (Vec::new(), Vec::new());
+    for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let parts: Vec<&str> = entry.split('*').collect();
+        let parts = match parts[0].to_ascii_lowercase().as_str() {
+            "srv" | "symsrv" | "cache" => &parts[1..],
+            _ => &parts[..],
+        };
+        for p in parts.iter().filter(|p| !p.is_empty()) {
+            if p.starts_with("http://") || p.starts_with("https://") {
+                remote.push(p.to_string());
+            } else if !p.ends_with(".dll") {
+                local.push(PathBuf::from(p));
+            }
+        }
+    }
+    (local, remote)
+}
+
+/// `<path>.dSYM/Contents/Resources/DWARF/<file name of path>`.
+pub(super) fn dsym_of(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?;
+    let mut bundle = path.as_os_str().to_owned();
+    bundle.push(".dSYM");
+    Some(
+        PathBuf::from(bundle)
+            .join("Contents/Resources/DWARF")
+            .join(name),
+    )
+}
+
+/// Where a companion file may be, in the order tried: ELF separate debug files by build ID
+/// under `/usr/lib/debug/.build-id`, the binary's folder and each `--symbol-dir`; the
+/// `.gnu_debuglink` target beside the binary, in its `.debug/` folder and under
+/// `/usr/lib/debug/<folder>/`; a PDB beside its image, at its recorded path, then in the
+/// symstores. A name with a path separator or `..` is never turned into a path.
+pub(super) fn companions(
+    binary: &Path,
+    c: Companion<'_>,
+    symbol_dirs: &[PathBuf],
+    symstores: &[PathBuf],
+) -> Vec<PathBuf> {
+    let dir = binary.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
+    match c {
+        Companion::BuildId(hex) => {
+            if hex.len() < 3 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return out;
+            }
+            let rel = PathBuf::from(".build-id")
+                .join(&hex[..2])
+                .join(format!("{}.debug", &hex[2..]));
+            out.push(Path::new("/usr/lib/debug").join(&rel));
+            out.push(dir.join(&rel));
+            out.extend(symbol_dirs.iter().map(|d| d.join(&rel)));
+        }
+        Companion::DebugLink(name) => {
+            if !is_plain_name(name) {
+                return out;
+            }
+            out.push(dir.join(name));
+            out.push(dir.join(".debug").join(name));
+            if let Ok(abs) = std::fs::canonicalize(dir) {
+                let rel = abs.strip_prefix("/").unwrap_or(&abs);
+                out.push(Path::new("/usr/lib/debug").join(rel).join(name));
+            }
+            out.retain(|p| p != binary);
+        }
+        Companion::Pdb { name, recorded, id } => {
+            if !is_plain_name(name) {
+                return out;
+            }
+            out.push(dir.join(name));
+            out.push(PathBuf::from(recorded));
+            let id = id.to_ascii_uppercase();
+            out.extend(symstores.iter().map(|s| s.join(name).join(&id).join(name)));
+        }
+    }
+    out
+}
+
+impl SymbolStore {
+    /// The places to try for a module, in the order of SPEC section 6.
+    pub(super) fn candidates(
+        &self,
+        debug_name: &str,
+        breakpad_id: &str,
+        lib: Option<&Lib>,
+    ) -> Vec<Candidate> {
+        let mut files: Vec<PathBuf> = Vec::new();
+        let plain = is_plain_name(debug_name);
+        let name = lib
+            .and_then(|l| l.name.as_deref())
+            .filter(|n| is_plain_name(n));
+        // 1. The profile's hints.
+        if let Some(lib) = lib {
+            if let Some(dp) = &lib.debug_path {
+                files.extend(dsym_of(Path::new(dp)));
+                files.push(PathBuf::from(dp));
+            }
+            if let Some(p) = &lib.path {
+                files.extend(dsym_of(Path::new(p)));
+                if plain && let Some(dir) = Path::new(p).parent() {
+                    files.push(dir.join(debug_name));
+                }
+            }
+        }
+        let mut out: Vec<Candidate> = files.drain(..).map(Candidate::File).collect();
+        // 3. Breakpad stores, zips, then symstores.
+        if plain {
+            let id = breakpad_id.to_ascii_uppercase();
+            let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
+            let rel = format!("{debug_name}/{id}/{stem}.sym");
+            for dir in &self.opts.breakpad_symbol_dirs {
+                out.push(Candidate::File(dir.join(&rel)));
+            }
+            for i in 0..self.archives.len() {
+                out.push(Candidate::ZipEntry(i, rel.clone()));
+            }
+            for dir in &self.symstores {
+                out.push(Candidate::File(
+                    dir.join(debug_name).join(&id).join(debug_name),
+                ));
+            }
+        }
+        // 4. --symbol-dir folders (a dSYM bundle there before the bare binary).
+        for dir in &self.opts.symbol_dirs {
+            for n in [plain.then_some(debug_name), name].into_iter().flatten() {
+                let p = dir.join(n);
+                files.extend(dsym_of(&p));
+                files.push(p);
+            }
+        }
+        // 5. The binary itself.
+        if let Some(p) = lib.and_then(|l| l.path.as_ref()) {
+            files.push(PathBuf::from(p));
+        }
+        out.extend(files.into_iter().map(Candidate::File));
+        let mut unique: Vec<Candidate> = Vec::with_capacity(out.len());
+        for c in out {
+            if !unique.contains(&c) {
+                unique.push(c);
+            }
+        }
+        unique
+    }
+}
