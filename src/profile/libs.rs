@@ -71,6 +71,10 @@ impl LibList {
             .find(|l| l.debug_name == debug_name && l.breakpad_id.eq_ignore_ascii_case(breakpad_id))
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn len(&self) -> usize {
         self.libs.len()
     }

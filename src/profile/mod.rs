@@ -136,7 +136,7 @@ fn scan_object<R: Read>(
     inp.whitespace(|_| {})?;
     match inp.peek()? {
         Some(b'{') => {
-            inp.next()?;
+            inp.next_byte()?;
         }
         Some(b'"') if depth > 0 => {
             // A subprocess kept as a JSON string (old profiles).
@@ -155,11 +155,11 @@ fn scan_object<R: Read>(
     let mut first = true;
     loop {
         inp.whitespace(|_| {})?;
-        match inp.next()? {
+        match inp.next_byte()? {
             b'}' => return Ok(()),
             b',' if !first => {
                 inp.whitespace(|_| {})?;
-                if inp.next()? != b'"' {
+                if inp.next_byte()? != b'"' {
                     return Err(inp.unexpected("a key"));
                 }
             }
@@ -169,7 +169,7 @@ fn scan_object<R: Read>(
         first = false;
         let key = inp.read_string()?;
         inp.whitespace(|_| {})?;
-        if inp.next()? != b':' {
+        if inp.next_byte()? != b':' {
             return Err(inp.unexpected("':'"));
         }
         match key.as_slice() {
@@ -200,17 +200,17 @@ fn scan_array<R: Read>(
     if inp.peek()? != Some(b'[') {
         return inp.skip_value();
     }
-    inp.next()?;
+    inp.next_byte()?;
     let mut first = true;
     loop {
         inp.whitespace(|_| {})?;
         match inp.peek()? {
             Some(b']') => {
-                inp.next()?;
+                inp.next_byte()?;
                 return Ok(());
             }
             Some(b',') if !first => {
-                inp.next()?;
+                inp.next_byte()?;
             }
             None => return Err(inp.early_end()),
             _ if first => {}

@@ -153,7 +153,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
         let mut saw_presymbolicated = false;
         loop {
             self.whitespace()?;
-            match self.input.next()? {
+            match self.input.next_byte()? {
                 b'}' => {
                     if matches!(at, Where::Meta) && !saw_presymbolicated {
                         let sep = if members > 0 { "," } else { "" };
@@ -164,7 +164,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
                 b',' if members > 0 => {
                     self.emit(b",")?;
                     self.whitespace()?;
-                    if self.input.next()? != b'"' {
+                    if self.input.next_byte()? != b'"' {
                         return Err(self.unexpected("a key"));
                     }
                 }
@@ -176,7 +176,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
             self.emit(&key)?;
             self.emit(b"\"")?;
             self.whitespace()?;
-            if self.input.next()? != b':' {
+            if self.input.next_byte()? != b':' {
                 return Err(self.unexpected("':'"));
             }
             self.emit(b":")?;
@@ -214,7 +214,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
                 return self.emit(b"]");
             }
             if index > 0 {
-                if self.input.next()? != b',' {
+                if self.input.next_byte()? != b',' {
                     return Err(self.unexpected("',' or ']'"));
                 }
                 self.emit(b",")?;

@@ -53,7 +53,7 @@ impl<R: Read> Input<R> {
         format!("invalid JSON at byte {}: expected {what}", self.offset())
     }
 
-    pub fn next(&mut self) -> Result<u8, String> {
+    pub fn next_byte(&mut self) -> Result<u8, String> {
         match self.peek()? {
             Some(b) => {
                 self.pos += 1;
@@ -102,10 +102,10 @@ impl<R: Read> Input<R> {
             if self.pos == self.len {
                 continue;
             }
-            match self.next()? {
+            match self.next_byte()? {
                 b'"' => return Ok(()),
                 _ => {
-                    let e = self.next()?;
+                    let e = self.next_byte()?;
                     keep(&[b'\\', e]);
                 }
             }
@@ -243,7 +243,7 @@ mod tests {
         let mut inp = Input::new(text.as_bytes());
         inp.buf = vec![0; 5];
         inp.skip_value().unwrap();
-        assert_eq!(inp.next().unwrap(), b' ');
-        assert_eq!(inp.next().unwrap(), b',');
+        assert_eq!(inp.next_byte().unwrap(), b' ');
+        assert_eq!(inp.next_byte().unwrap(), b',');
     }
 }

@@ -35,6 +35,10 @@ impl SymbolTable {
         SymbolTable { syms }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn len(&self) -> usize {
         self.syms.len()
     }
