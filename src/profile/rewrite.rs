@@ -119,10 +119,8 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
                 self.input.pos += 1;
                 if let Where::StringTable(process) = at {
                     let raw = self.read_string()?;
-                    let new = std::str::from_utf8(&raw)
-                        .ok()
-                        .and_then(crate::profile::hex_address)
-                        .and_then(|a| self.repl.get(process)?.get(&a));
+                    let new =
+                        super::hex_address(&raw).and_then(|a| self.repl.get(process)?.get(&a));
                     match new {
                         Some(text) => {
                             let quoted = serde_json::to_string(text).map_err(|e| e.to_string())?;

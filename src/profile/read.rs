@@ -1,0 +1,261 @@
+//! The one profile reader: a byte-level walk over a Gecko or processed profile that
+//! collects each process's `libs` (and, for `symbolicate`, the `0x…` strings of its
+//! threads' string tables). Samples and markers are passed over, not parsed.
+
+use std::io::Read;
+
+use serde_json::Value;
+
+use super::libs::Lib;
+use super::scan::Input;
+
+/// Processes nest (`processes[]` inside processes); deeper than this is no real profile.
+const MAX_NESTING: usize = 64;
+
+/// One process of a profile (the root is `path == []`, `processes[2]` is `[2]`):
+/// its libs and, when asked for, every `0x…` location string of its threads.
+#[derive(Debug, Default)]
+pub struct ProcessInfo {
+    pub path: Vec<usize>,
+    pub libs: Vec<Lib>,
+    pub addresses: std::collections::BTreeSet<u64>,
+}
+
+/// What to read.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Want {
+    /// The root's `libs` only: the walk stops there (near the start of the file).
+    RootLibs,
+    /// Every process's libs.
+    Libs,
+    /// Every process's libs and its threads' address strings.
+    LibsAndAddresses,
+}
+
+/// A `0x…` location string's address.
+pub fn hex_address(s: &[u8]) -> Option<u64> {
+    let hex = s.strip_prefix(b"0x")?;
+    if hex.is_empty() || hex.len() > 16 {
+        return None;
+    }
+    u64::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+}
+
+/// Walks a whole profile. With [`Want::RootLibs`] the rest of the file is not read;
+/// otherwise the text must end after the root object.
+pub fn read<R: Read>(inp: &mut Input<R>, want: Want) -> Result<Vec<ProcessInfo>, String> {
+    let mut out = Vec::new();
+    let stopped = process(inp, &mut out, Vec::new(), want)?;
+    if stopped {
+        return Ok(out);
+    }
+    inp.whitespace(|_| {})?;
+    if inp.peek()?.is_some() {
+        return Err(inp.unexpected("the end"));
+    }
+    if out.is_empty() {
+        return Err("not a Gecko profile (the top level is not an object)".into());
+    }
+    Ok(out)
+}
+
+/// Reads `"key":` after a `{` or `,`; `None` at the closing `}`.
+fn next_key<R: Read>(inp: &mut Input<R>, first: bool) -> Result<Option<Vec<u8>>, String> {
+    inp.whitespace(|_| {})?;
+    match inp.next_byte()? {
+        b'}' => return Ok(None),
+        b',' if !first => {
+            inp.whitespace(|_| {})?;
+            if inp.next_byte()? != b'"' {
+                return Err(inp.unexpected("a key"));
+            }
+        }
+        b'"' if first => {}
+        _ => return Err(inp.unexpected("a key or '}'")),
+    }
+    let key = inp.read_string()?;
+    inp.whitespace(|_| {})?;
+    if inp.next_byte()? != b':' {
+        return Err(inp.unexpected("':'"));
+    }
+    Ok(Some(key))
+}
+
+/// Calls `each` for every element of an array (a value that is no array is skipped).
+fn array<R: Read>(
+    inp: &mut Input<R>,
+    mut each: impl FnMut(&mut Input<R>, usize) -> Result<(), String>,
+) -> Result<(), String> {
+    inp.whitespace(|_| {})?;
+    if inp.peek()? != Some(b'[') {
+        return inp.skip_value();
+    }
+    inp.next_byte()?;
+    let mut i = 0;
+    loop {
+        inp.whitespace(|_| {})?;
+        match inp.peek()? {
+            Some(b']') => {
+                inp.next_byte()?;
+                return Ok(());
+            }
+            Some(b',') if i > 0 => {
+                inp.next_byte()?;
+            }
+            None => return Err(inp.early_end()),
+            _ if i == 0 => {}
+            _ => return Err(inp.unexpected("',' or ']'")),
+        }
+        each(inp, i)?;
+        i += 1;
+    }
+}
+
+/// A `libs` value: an array of lib objects, or (old Gecko profiles) a JSON string holding
+/// that array.
+fn libs<R: Read>(inp: &mut Input<R>, out: &mut Vec<Lib>) -> Result<(), String> {
+    let mut bytes = Vec::new();
+    inp.value_bytes(|b| bytes.extend_from_slice(b))?;
+    let mut v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("libs: {e}"))?;
+    if let Value::String(s) = &v {
+        v = serde_json::from_str(s).map_err(|e| format!("libs string: {e}"))?;
+    }
+    match v {
+        Value::Array(items) => out.extend(items.iter().filter_map(Lib::from_json)),
+        Value::Null | Value::Object(_) => {}
+        _ => return Err("libs is not an array".into()),
+    }
+    Ok(())
+}
+
+/// A profile-like object (the root or a subprocess). Returns true when the walk stopped
+/// early ([`Want::RootLibs`]).
+fn process<R: Read>(
+    inp: &mut Input<R>,
+    out: &mut Vec<ProcessInfo>,
+    path: Vec<usize>,
+    want: Want,
+) -> Result<bool, String> {
+    if path.len() > MAX_NESTING {
+        return Err("processes nested too deeply".into());
+    }
+    inp.whitespace(|_| {})?;
+    match inp.peek()? {
+        Some(b'{') => {
+            inp.next_byte()?;
+        }
+        Some(b'"') if !path.is_empty() => {
+            // A subprocess kept as a JSON string (old profiles).
+            let mut bytes = Vec::new();
+            inp.value_bytes(|b| bytes.extend_from_slice(b))?;
+            if let Ok(text) = serde_json::from_slice::<String>(&bytes) {
+                // A string that is no profile has nothing to give.
+                let _ = process(&mut Input::new(text.as_bytes()), out, path, want);
+            }
+            return Ok(false);
+        }
+        Some(_) if !path.is_empty() => return inp.skip_value().map(|()| false),
+        _ => return Err(inp.unexpected("an object")),
+    }
+    let index = out.len();
+    out.push(ProcessInfo {
+        path: path.clone(),
+        ..Default::default()
+    });
+    let mut first = true;
+    while let Some(key) = next_key(inp, first)? {
+        first = false;
+        match key.as_slice() {
+            b"libs" => {
+                libs(inp, &mut out[index].libs)?;
+                if want == Want::RootLibs {
+                    return Ok(true);
+                }
+            }
+            b"processes" if want != Want::RootLibs => array(inp, |inp, i| {
+                let mut sub = path.clone();
+                sub.push(i);
+                process(inp, out, sub, want).map(|_| ())
+            })?,
+            b"threads" if want != Want::RootLibs => {
+                let p = &mut out[index];
+                array(inp, |inp, _| thread(inp, p, want))?
+            }
+            _ => inp.skip_value()?,
+        }
+    }
+    Ok(false)
+}
+
+/// A thread: its `libs` (older processed profiles keep them there) and, when wanted, the
+/// address strings of its `stringTable`.
+fn thread<R: Read>(inp: &mut Input<R>, p: &mut ProcessInfo, want: Want) -> Result<(), String> {
+    inp.whitespace(|_| {})?;
+    if inp.peek()? != Some(b'{') {
+        return inp.skip_value();
+    }
+    inp.next_byte()?;
+    let mut first = true;
+    while let Some(key) = next_key(inp, first)? {
+        first = false;
+        match key.as_slice() {
+            b"libs" => libs(inp, &mut p.libs)?,
+            b"stringTable" if want == Want::LibsAndAddresses => array(inp, |inp, _| {
+                inp.whitespace(|_| {})?;
+                if inp.peek()? == Some(b'"') {
+                    inp.next_byte()?;
+                    let s = inp.read_string()?;
+                    p.addresses.extend(hex_address(&s));
+                    Ok(())
+                } else {
+                    inp.skip_value()
+                }
+            })?,
+            _ => inp.skip_value()?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn libs_of(json: &str) -> Vec<String> {
+        read(&mut Input::new(json.as_bytes()), Want::Libs)
+            .unwrap()
+            .iter()
+            .flat_map(|p| p.libs.iter().map(|l| l.debug_name.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn nested_and_stringified_libs() {
+        let lib = |n: &str| format!(r#"{{"debugName":"{n}","breakpadId":"AB0"}}"#);
+        let json = format!(
+            r#"{{"meta":{{"x":[1,2]}},"libs":[{}],"threads":[{{"libs":[{}],"samples":[1]}},"str"],
+               "processes":[{{"libs":{},"processes":[{{"libs":[{}]}}]}}, "{{}}"]}}"#,
+            lib("a"),
+            lib("t"),
+            serde_json::to_string(&format!("[{}]", lib("s"))).unwrap(),
+            lib("deep")
+        );
+        assert_eq!(libs_of(&json), ["a", "t", "s", "deep"]);
+    }
+
+    #[test]
+    fn addresses_per_process() {
+        let json = r#"{"threads":[{"stringTable":["0x10","main",null,"0x1g","0x20"]}],
+            "processes":[{"threads":[{"stringTable":["0xff"]}]}]}"#;
+        let ps = read(&mut Input::new(json.as_bytes()), Want::LibsAndAddresses).unwrap();
+        assert_eq!(ps.len(), 2);
+        assert_eq!(
+            ps[0].addresses.iter().copied().collect::<Vec<_>>(),
+            [0x10, 0x20]
+        );
+        assert_eq!(ps[1].path, [0]);
+        assert_eq!(ps[1].addresses.iter().copied().collect::<Vec<_>>(), [0xff]);
+        assert!(read(&mut Input::new(&b"{} x"[..]), Want::Libs).is_err());
+        assert!(read(&mut Input::new(&b"[1]"[..]), Want::Libs).is_err());
+    }
+}
