@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::api::Api;
-use crate::cli::{Command, HELP, Invocation, SymbolOptions};
+use crate::cli::{Command, Invocation, SymbolOptions};
 use crate::profile::ProfileFile;
 use crate::server::Server;
 use crate::store::SymbolStore;
@@ -33,8 +33,8 @@ pub fn main() -> std::process::ExitCode {
 pub fn run(inv: Invocation) -> u8 {
     let Invocation { command, symbols } = inv;
     match command {
-        Command::Help => {
-            print!("{HELP}");
+        Command::Help(mode) => {
+            print!("{}", crate::cli::help(mode));
             EXIT_OK
         }
         Command::Version => {
@@ -46,9 +46,14 @@ pub fn run(inv: Invocation) -> u8 {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("error: {e}");
-                    return EXIT_FAILURE;
+                    return if e.not_a_profile {
+                        EXIT_USAGE
+                    } else {
+                        EXIT_FAILURE
+                    };
                 }
             };
+            warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
             let mut store = store(symbols);
             // A sidecar beside the profile answers for modules no local file has.
@@ -103,6 +108,7 @@ pub fn run(inv: Invocation) -> u8 {
                     return EXIT_FAILURE;
                 }
             };
+            warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
             let mut api = Api::new(store(symbols), None, quiet);
             let path = if api_path.starts_with('/') {
@@ -130,6 +136,15 @@ pub fn run(inv: Invocation) -> u8 {
             output,
             sidecar,
         } => {
+            if let Err(e) = ProfileFile::open(&profile) {
+                eprintln!("error: {e}");
+                return if e.not_a_profile {
+                    EXIT_USAGE
+                } else {
+                    EXIT_FAILURE
+                };
+            }
+            warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
             let mut store = store(symbols);
             match crate::ci::symbolicate(&profile, output.as_deref(), sidecar, &mut store, quiet) {
@@ -139,6 +154,25 @@ pub fn run(inv: Invocation) -> u8 {
                     EXIT_FAILURE
                 }
             }
+        }
+    }
+}
+
+/// A symbol folder or zip that is not there is most likely a typo: say so at start (the
+/// run goes on, other sources may have the symbols).
+fn warn_missing_inputs(opts: &SymbolOptions) {
+    let given = [
+        ("--symbol-dir", &opts.symbol_dirs),
+        ("--breakpad-symbol-dir", &opts.breakpad_symbol_dirs),
+        ("--symbols-zip", &opts.symbols_zips),
+    ];
+    for (flag, paths) in given {
+        for p in paths.iter().filter(|p| !p.exists()) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: {flag} {}: no such file or folder",
+                p.display()
+            );
         }
     }
 }

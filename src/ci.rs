@@ -36,13 +36,36 @@ fn write_atomically(
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let temp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    if !dir.is_dir() {
+        return Err(CiError(format!(
+            "{}: the output folder {} does not exist",
+            target.display(),
+            dir.display()
+        )));
+    }
+    // Never replace a device, FIFO or folder by a regular file.
+    if let Ok(meta) = std::fs::metadata(target)
+        && !meta.is_file()
+    {
+        return Err(CiError(format!(
+            "{}: exists and is not a regular file; refusing to replace it",
+            target.display()
+        )));
+    }
+    // An unpredictable name, created exclusively: nobody can have it point elsewhere.
+    let random = {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        h.finish()
+    };
+    let temp = dir.join(format!(".{}.{random:016x}.tmp", name.to_string_lossy()));
     let result = (|| {
-        let file = File::create(&temp).map_err(|e| format!("{}: {e}", temp.display()))?;
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| format!("{}: {e}", temp.display()))?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
         write(&mut out)?;
         let file = out

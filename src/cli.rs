@@ -6,28 +6,45 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub const HELP: &str = "\
-profiler-symbol-server: open a Gecko profile in the Firefox Profiler and symbolicate it
-from local debug information.
-
+const USAGE: &str = "\
 USAGE:
     profiler-symbol-server [load] [OPTIONS] [PROFILE]
-        Serve PROFILE on a local HTTP server and open the profiler on it. The profile shows
-        at once; function names, file/line and inline frames are filled in as the profiler
-        asks. Without PROFILE the server runs as a symbol server only.
     profiler-symbol-server symbolicate [OPTIONS] PROFILE -o OUT [--sidecar[=PATH]]
-        CI mode: no server, no browser. Every 0x... location of every thread (and
-        subprocess) that falls in a lib becomes \"<function> (in <debugName>)\"; the rest of
-        the profile is copied byte for byte. OUT is gzipped when it ends in .gz.
-        --sidecar writes the symbols of every address, with file/line and inline frames,
-        as a .syms.json (default: PROFILE with its last extension replaced by syms.json),
-        which `load` picks up beside the profile on a machine without the symbols.
     profiler-symbol-server query [OPTIONS] API-PATH [REQUEST.json]
-        Answer one API request (e.g. /symbolicate/v5) on stdout, exactly as the server
-        would. Reads the request from standard input when no file is given.
+    profiler-symbol-server <load|symbolicate|query> --help   (one mode's options)
+";
 
-PROFILE is a Gecko profile or a processed profile, plain or gzipped JSON.
+const ABOUT: &str = "\
+profiler-symbol-server: open a Gecko profile in the Firefox Profiler and symbolicate it
+from local debug information.
+";
 
+const LOAD: &str = "\
+load [OPTIONS] [PROFILE]  (the default mode)
+    Serve PROFILE on a local HTTP server and open the profiler on it. The profile shows
+    at once; function names, file/line and inline frames are filled in as the profiler
+    asks. Keeps serving until Ctrl-C. Without PROFILE the server runs as a symbol server
+    only. PROFILE is a Gecko profile or a processed profile, plain or gzipped JSON;
+    relative lib paths in it are looked up beside the profile, then in the current folder.
+";
+
+const SYMBOLICATE: &str = "\
+symbolicate [OPTIONS] PROFILE -o OUT [--sidecar[=PATH]]
+    CI mode: no server, no browser. Every 0x... location of every thread (and
+    subprocess) that falls in a lib becomes \"<function> (in <debugName>)\"; the rest of
+    the profile is copied byte for byte. OUT is gzipped when it ends in .gz.
+    --sidecar writes the symbols of every address, with file/line and inline frames,
+    as a .syms.json (default: PROFILE with its last extension replaced by syms.json),
+    which `load` picks up beside the profile on a machine without the symbols.
+";
+
+const QUERY: &str = "\
+query [OPTIONS] API-PATH [REQUEST.json]
+    Answer one API request (/symbolicate/v5, /source/v1, /asm/v1) on stdout, exactly as
+    the server would. Reads the request from standard input when no file is given.
+";
+
+const SYMBOL_OPTIONS: &str = "\
 SYMBOL OPTIONS (all modes):
     --symbol-dir DIR            Search DIR for <debugName> and <name>. Repeatable.
     --breakpad-symbol-dir DIR   Breakpad store <debugName>/<ID>/<name>.sym. Repeatable.
@@ -39,7 +56,9 @@ SYMBOL OPTIONS (all modes):
     -v, --verbose               Log every candidate debug file tried, and why it was
                                 rejected, on stderr.
     -q, --quiet                 Print only errors (and, with --no-open, the URL).
+";
 
+const SERVER_OPTIONS: &str = "\
 SERVER OPTIONS (load):
     -n, --no-open               Do not open a browser; print the profiler URL as the only
                                 line on stdout.
@@ -51,19 +70,66 @@ SERVER OPTIONS (load):
                                 https://profiler.firefox.com]
     --read-timeout SECS         Drop a client that stalls this long mid-request or
                                 mid-answer, so it cannot hold up the others. [default: 10]
+";
 
+const SYMBOLICATE_OPTIONS: &str = "\
 SYMBOLICATE OPTIONS:
     -o, --output OUT            Where to write the symbolicated profile (.gz: gzipped).
                                 Written to a temporary file, renamed when complete.
     --sidecar[=PATH]            Also (or instead) write the .syms.json sidecar.
+";
 
+const OTHER: &str = "\
 OTHER:
-    -h, --help                  Print this help.
+    -h, --help                  Print this help (after a mode: that mode's help).
     -V, --version               Print the version.
 
 EXIT CODES:
     0 success, 1 runtime failure (unreadable file, port taken), 2 usage error.
 ";
+
+/// The help text: the whole of it, or one mode's.
+pub fn help(mode: Option<Mode>) -> String {
+    let parts: &[&str] = match mode {
+        None => &[
+            ABOUT,
+            "\n",
+            USAGE,
+            "\nMODES:\n",
+            LOAD,
+            SYMBOLICATE,
+            QUERY,
+            "\n",
+            SYMBOL_OPTIONS,
+            "\n",
+            SERVER_OPTIONS,
+            "\n",
+            SYMBOLICATE_OPTIONS,
+            "\n",
+            OTHER,
+        ],
+        Some(Mode::Load) => &[
+            LOAD,
+            "\n",
+            SYMBOL_OPTIONS,
+            "\n",
+            SERVER_OPTIONS,
+            "\n",
+            OTHER,
+        ],
+        Some(Mode::Symbolicate) => &[
+            SYMBOLICATE,
+            "\n",
+            SYMBOL_OPTIONS,
+            "\n",
+            SYMBOLICATE_OPTIONS,
+            "\n",
+            OTHER,
+        ],
+        Some(Mode::Query) => &[QUERY, "\n", SYMBOL_OPTIONS, "\n", OTHER],
+    };
+    parts.concat()
+}
 
 /// A usage error: the message names the option or argument at fault. Exit code 2.
 #[derive(Debug)]
@@ -126,7 +192,8 @@ pub enum Command {
         api_path: String,
         request: Option<PathBuf>,
     },
-    Help,
+    /// `--help`, after a mode or not.
+    Help(Option<Mode>),
     Version,
 }
 
@@ -136,8 +203,9 @@ pub struct Invocation {
     pub symbols: SymbolOptions,
 }
 
-#[derive(PartialEq)]
-enum Mode {
+/// The three modes of the command line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Mode {
     Load,
     Symbolicate,
     Query,
@@ -184,7 +252,7 @@ where
         match arg {
             Short('h') | Long("help") => {
                 return Ok(Invocation {
-                    command: Command::Help,
+                    command: Command::Help(mode),
                     symbols,
                 });
             }

@@ -143,3 +143,112 @@ fn profiler_url_comes_from_the_option_or_the_environment() {
         "{line}"
     );
 }
+
+#[test]
+fn each_mode_has_its_own_help() {
+    for (mode, has, lacks) in [
+        ("load", "--no-open", "--sidecar"),
+        ("symbolicate", "--sidecar", "--port"),
+        ("query", "API-PATH", "--port"),
+    ] {
+        let o = run(&[mode, "--help"]);
+        assert!(o.status.success(), "{mode} --help");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.starts_with(mode), "{mode} --help: {text}");
+        assert!(text.contains(has), "{mode} --help lacks {has}");
+        assert!(
+            text.contains("--symbol-dir"),
+            "{mode} --help lacks --symbol-dir"
+        );
+        assert!(!text.contains(lacks), "{mode} --help shows {lacks}");
+    }
+    let o = run(&["--help"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Ctrl-C"));
+}
+
+#[test]
+fn a_taken_port_says_how_to_get_another() {
+    let server = Server::start(&[]);
+    let port = server.addr.port().to_string();
+    let o = run(&["--no-open", "-P", &port]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("-P 0") && e.contains(&format!("-P {port}+")),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_profile_that_is_not_json_is_a_usage_error_at_start() {
+    let dir = scratch("cli-not-json");
+    let bogus = dir.join("notes.txt");
+    std::fs::write(&bogus, "these are not the profiles you are looking for\n").unwrap();
+    for mode in [&["--no-open"][..], &["symbolicate", "-o", "/dev/null"][..]] {
+        let mut args = mode.to_vec();
+        args.push(bogus.to_str().unwrap());
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("notes.txt"), "{}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn output_into_a_missing_folder_or_onto_a_device_is_refused() {
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example/profile.json");
+    let dir = scratch("cli-output");
+    let missing = dir.join("no-such-folder");
+    let out = missing.join("out.json");
+    let o = run(&["symbolicate", profile, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(&format!("output folder {}", missing.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!missing.exists());
+    // A folder (or a device) is never replaced by a regular file.
+    let target = dir.join("a-folder");
+    std::fs::create_dir_all(&target).unwrap();
+    let o = run(&["symbolicate", profile, "-o", target.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(target.is_dir());
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "nothing left behind"
+    );
+    #[cfg(unix)]
+    {
+        let o = run(&["symbolicate", profile, "-o", "/dev/null"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn missing_symbol_folders_and_zips_are_named_at_start() {
+    let req = scratch("cli-missing-dirs").join("req.json");
+    std::fs::write(&req, br#"{"memoryMap": [], "stacks": [[]]}"#).unwrap();
+    let o = run(&[
+        "query",
+        "--symbol-dir",
+        "/no/such/dir",
+        "--breakpad-symbol-dir",
+        "/no/such/store",
+        "--symbols-zip",
+        "/no/such.zip",
+        "/symbolicate/v5",
+        req.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    for needle in [
+        "--symbol-dir /no/such/dir",
+        "--breakpad-symbol-dir /no/such/store",
+        "--symbols-zip /no/such.zip",
+    ] {
+        assert!(e.contains(needle), "no warning about {needle}: {e}");
+    }
+}

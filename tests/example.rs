@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::Command;
 
 use common::*;
@@ -29,8 +30,11 @@ fn gnu_frames(binary: &str, offset: u64) -> Vec<(String, String, Option<u64>)> {
 
 #[test]
 fn example_profile_symbolicates_like_gnu_addr2line() {
-    let profile = "fixtures/example/profile.json";
-    let server = Server::start(&[profile]);
+    // Started from another folder: the profile's relative lib paths are found beside it.
+    let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example/profile.json");
+    let elsewhere = scratch("example-elsewhere");
+    let server = Server::start_in(&elsewhere, &[profile.to_str().unwrap()]);
+    let profile = profile.to_str().unwrap();
     let text = std::fs::read(profile).unwrap();
     assert_eq!(server.get(&server.path("/profile.json")).body, text);
     let p: Value = serde_json::from_slice(&text).unwrap();

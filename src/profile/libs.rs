@@ -45,6 +45,22 @@ impl Lib {
     }
 }
 
+/// Relative `path`/`debugPath` entries are looked up beside the profile first (a profile
+/// moved with its binaries), then in the current folder, as given.
+pub fn anchor_relative_paths(libs: &mut [Lib], profile_dir: &std::path::Path) {
+    for lib in libs {
+        for p in [&mut lib.path, &mut lib.debug_path].into_iter().flatten() {
+            let rel = std::path::Path::new(p.as_str());
+            if rel.is_relative() {
+                let beside = profile_dir.join(rel);
+                if beside.exists() {
+                    *p = beside.to_string_lossy().into_owned();
+                }
+            }
+        }
+    }
+}
+
 /// Every distinct library of a profile (the root's and each subprocess's).
 #[derive(Debug, Default)]
 pub struct LibList {

@@ -20,6 +20,8 @@ use scan::Input;
 pub struct ProfileError {
     pub path: PathBuf,
     pub problem: String,
+    /// The file is readable but not JSON: a usage error (exit 2), not a runtime one.
+    pub not_a_profile: bool,
 }
 
 impl fmt::Display for ProfileError {
@@ -38,12 +40,27 @@ pub struct ProfileFile {
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// Fills `buf` as far as the reader gives (errors end it: the caller judges the bytes).
+fn read_some(r: &mut dyn Read, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    n
+}
+
 impl ProfileFile {
     /// Checks the file can be read and whether it is gzipped (by its magic bytes).
     pub fn open(path: &Path) -> Result<ProfileFile, ProfileError> {
         let err = |problem: String| ProfileError {
             path: path.to_path_buf(),
             problem,
+            not_a_profile: false,
         };
         let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
         if !meta.is_file() {
@@ -63,16 +80,40 @@ impl ProfileFile {
         if n == 0 {
             return Err(err("the file is empty".to_string()));
         }
-        Ok(ProfileFile {
+        let profile = ProfileFile {
             path: path.to_path_buf(),
             gzipped: n == 2 && magic == GZIP_MAGIC,
-        })
+        };
+        // Say now, not on the first request, when the file is no JSON at all.
+        let mut head = [0u8; 512];
+        let got = read_some(&mut profile.reader()?, &mut head);
+        let text = head[..got]
+            .strip_prefix(b"\xef\xbb\xbf")
+            .unwrap_or(&head[..got]);
+        match text.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') => Ok(profile),
+            _ => Err(ProfileError {
+                path: path.to_path_buf(),
+                problem: "not a profile: neither JSON (starting with '{') nor gzipped JSON"
+                    .to_string(),
+                not_a_profile: true,
+            }),
+        }
+    }
+
+    /// The folder holding the profile (relative lib paths are looked up there first).
+    pub fn folder(&self) -> &Path {
+        self.path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
     }
 
     fn error(&self, problem: impl Into<String>) -> ProfileError {
         ProfileError {
             path: self.path.clone(),
             problem: problem.into(),
+            not_a_profile: false,
         }
     }
 
@@ -91,8 +132,12 @@ impl ProfileFile {
     }
 
     fn read(&self, want: Want) -> Result<Vec<ProcessInfo>, ProfileError> {
-        read::read(&mut Input::new(self.reader()?), want)
-            .map_err(|e| self.error(format!("not a valid profile: {e}")))
+        let mut processes = read::read(&mut Input::new(self.reader()?), want)
+            .map_err(|e| self.error(format!("not a valid profile: {e}")))?;
+        for p in &mut processes {
+            libs::anchor_relative_paths(&mut p.libs, self.folder());
+        }
+        Ok(processes)
     }
 
     /// The root's `libs` only: the walk stops there (near the start of the file).

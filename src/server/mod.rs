@@ -223,7 +223,16 @@ fn bind(address: IpAddr, port: PortSpec) -> Result<TcpListener, ServerError> {
         ))
     };
     match port {
-        PortSpec::Exact(p) => TcpListener::bind((address, p)).map_err(|e| fail(p, e)),
+        PortSpec::Exact(p) => TcpListener::bind((address, p)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AddrInUse {
+                ServerError(format!(
+                    "cannot listen on {}: the port is taken; use -P 0 (any free port) or -P {p}+ (the first free one from {p})",
+                    SocketAddr::new(address, p)
+                ))
+            } else {
+                fail(p, e)
+            }
+        }),
         PortSpec::From(first) => {
             let mut last_err = None;
             for p in first..=u16::MAX {
@@ -599,12 +608,16 @@ pub fn open_browser(url: &str) -> Result<(), String> {
         c.arg(url);
         c
     };
-    cmd.stdin(Stdio::null())
+    let mut child = cmd
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    // The opener exits once it has handed the URL over; reap it so no zombie stays for the
+    // life of the server (a thread that only waits: the loop itself never blocks on it).
+    std::thread::spawn(move || child.wait());
+    Ok(())
 }
 
 #[cfg(test)]

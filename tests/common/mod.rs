@@ -62,7 +62,13 @@ pub struct Server {
 
 impl Server {
     pub fn start(args: &[&str]) -> Server {
+        Self::start_in(Path::new("."), args)
+    }
+
+    /// Started with `dir` as its current folder.
+    pub fn start_in(dir: &Path, args: &[&str]) -> Server {
         let mut child = Command::new(BIN)
+            .current_dir(dir)
             .args(["load", "--no-open", "-P", "0", "--address", "127.0.0.1"])
             .args(args)
             .env_remove("PROFILER_URL")
