@@ -5,8 +5,10 @@ use std::fmt;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use std::time::Instant;
 
 use serde_json::json;
 use tiny_http::{Header, Method, Request, Response, StatusCode};
@@ -15,10 +17,27 @@ use crate::api::{Api, ApiError};
 use crate::cli::{PortSpec, ServerOptions};
 use crate::profile::ProfileFile;
 
-/// Largest request body accepted.
+/// Largest request body accepted (413 beyond, the body left unread).
 pub const MAX_BODY: u64 = 64 << 20;
-/// Announced bodies above this are not drained after the 413 (see `serve`).
-const MAX_DRAIN: u64 = 1 << 30;
+/// Open connections at most: with two descriptors each, far below the usual limit of
+/// 1024; a new one at the cap closes the one idle longest.
+const MAX_CONNECTIONS: usize = 128;
+/// A request's head and body must arrive within this long, however they trickle.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
+/// A single write may block this long; a client that does not read loses its answer.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+/// An answer must go out at this rate on average once `PACE_GRACE` has passed, or it
+/// is dropped: a slow reader must not hold up the loop for everyone else.
+const MIN_RATE: u64 = 1 << 20;
+const PACE_GRACE: Duration = Duration::from_secs(2);
+/// Answers bigger than this are written by a thread of their own, at most
+/// `MAX_WRITERS` at once (beyond that, in the loop, still paced).
+const INLINE_WRITE: usize = 256 << 10;
+const MAX_WRITERS: usize = 8;
+static WRITERS: AtomicUsize = AtomicUsize::new(0);
+/// Longest request line or header line, and most header lines.
+const MAX_LINE: usize = 16 << 10;
+const MAX_HEADERS: usize = 100;
 
 #[derive(Debug)]
 pub struct ServerError(pub String);
@@ -27,156 +46,6 @@ impl fmt::Display for ServerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-/// Set by the Ctrl-C handler; the loop checks it between requests.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-#[cfg(unix)]
-mod sys {
-    //! The few libc calls needed, declared here rather than pulling in a crate.
-    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-    use std::time::Duration;
-
-    #[repr(C)]
-    struct Timeval {
-        tv_sec: i64,
-        tv_usec: i64,
-    }
-
-    unsafe extern "C" {
-        fn setsockopt(fd: i32, level: i32, name: i32, value: *const Timeval, len: u32) -> i32;
-        fn getpeername(fd: i32, addr: *mut u8, len: *mut u32) -> i32;
-        fn getsockname(fd: i32, addr: *mut u8, len: *mut u32) -> i32;
-        fn signal(signum: i32, handler: extern "C" fn(i32)) -> usize;
-        fn shutdown(fd: i32, how: i32) -> i32;
-        fn write(fd: i32, buf: *const u8, len: usize) -> isize;
-    }
-
-    #[cfg(target_os = "linux")]
-    const SOCKET_OPTS: (i32, i32, i32) = (1, 20, 21); // SOL_SOCKET, SO_RCVTIMEO, SO_SNDTIMEO
-    #[cfg(not(target_os = "linux"))]
-    const SOCKET_OPTS: (i32, i32, i32) = (0xffff, 0x1006, 0x1005);
-    #[cfg(target_os = "linux")]
-    const AF_INET6: u8 = 10;
-    #[cfg(not(target_os = "linux"))]
-    const AF_INET6: u8 = 30;
-
-    fn decode(buf: &[u8; 128]) -> Option<SocketAddr> {
-        // Linux: u16 family first; the BSDs: a length byte, then the family byte.
-        let family = if cfg!(target_os = "linux") {
-            u16::from_ne_bytes([buf[0], buf[1]]) as u8
-        } else {
-            buf[1]
-        };
-        let port = u16::from_be_bytes([buf[2], buf[3]]);
-        match family {
-            2 => Some(SocketAddr::new(
-                IpAddr::V4(Ipv4Addr::new(buf[4], buf[5], buf[6], buf[7])),
-                port,
-            )),
-            f if f == AF_INET6 => {
-                let mut a = [0u8; 16];
-                a.copy_from_slice(&buf[8..24]);
-                Some(SocketAddr::new(IpAddr::V6(Ipv6Addr::from(a)), port))
-            }
-            _ => None,
-        }
-    }
-
-    fn addr_of(fd: i32, peer: bool) -> Option<SocketAddr> {
-        let mut buf = [0u8; 128];
-        let mut len = buf.len() as u32;
-        // SAFETY: buf is writable for len bytes; a bad fd only makes the call fail.
-        let rc = unsafe {
-            if peer {
-                getpeername(fd, buf.as_mut_ptr(), &mut len)
-            } else {
-                getsockname(fd, buf.as_mut_ptr(), &mut len)
-            }
-        };
-        if rc == 0 { decode(&buf) } else { None }
-    }
-
-    fn open_fds() -> Vec<i32> {
-        match std::fs::read_dir("/proc/self/fd").or_else(|_| std::fs::read_dir("/dev/fd")) {
-            Ok(dir) => dir
-                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect(),
-            Err(_) => (3..4096).collect(),
-        }
-    }
-
-    /// tiny_http hides a request's socket; find it by its two addresses and give it read
-    /// and write timeouts, so a client that stalls mid-body fails its read instead of
-    /// wedging the loop. (A timeout on the listener would also hit accept() and stop
-    /// tiny_http's accept thread.)
-    pub fn set_timeouts(peer: SocketAddr, local: SocketAddr, t: Duration) -> Option<i32> {
-        let fd = open_fds()
-            .into_iter()
-            .filter(|&fd| fd > 2)
-            .find(|&fd| addr_of(fd, true) == Some(peer) && addr_of(fd, false) == Some(local))?;
-        let tv = Timeval {
-            tv_sec: t.as_secs() as i64,
-            tv_usec: i64::from(t.subsec_micros()),
-        };
-        let (level, rcv, snd) = SOCKET_OPTS;
-        let len = std::mem::size_of::<Timeval>() as u32;
-        // SAFETY: fd is an open socket of this process; tv outlives the calls.
-        unsafe {
-            setsockopt(fd, level, rcv, &tv, len);
-            setsockopt(fd, level, snd, &tv, len);
-        }
-        Some(fd)
-    }
-
-    /// Writes `bytes` to a socket of this process (best effort: the client may be gone).
-    pub fn send_all(fd: i32, mut bytes: &[u8]) {
-        while !bytes.is_empty() {
-            // SAFETY: writing from a live slice to an fd of this process.
-            let n = unsafe { write(fd, bytes.as_ptr(), bytes.len()) };
-            if n <= 0 {
-                return;
-            }
-            bytes = &bytes[n as usize..];
-        }
-    }
-
-    /// Ends both directions of a connection whose client failed us, so that tiny_http
-    /// does not wait a second timeout draining the rest of its body. The fd stays open
-    /// (tiny_http owns and closes it).
-    pub fn hang_up(fd: i32) {
-        // SAFETY: shutdown on an fd of this process; it does not close it.
-        unsafe {
-            shutdown(fd, 2); // SHUT_RDWR
-        }
-    }
-
-    extern "C" fn on_sigint(_: i32) {
-        super::STOP.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    pub fn install_ctrl_c() {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            signal(2, on_sigint); // SIGINT
-            signal(15, on_sigint); // SIGTERM
-        }
-    }
-}
-
-#[cfg(not(unix))]
-mod sys {
-    pub fn set_timeouts(
-        _: std::net::SocketAddr,
-        _: std::net::SocketAddr,
-        _: std::time::Duration,
-    ) -> Option<i32> {
-        None
-    }
-    pub fn hang_up(_: i32) {}
-    pub fn send_all(_: i32, _: &[u8]) {}
-    pub fn install_ctrl_c() {}
 }
 
 /// 128 bits from the operating system's random source, as 32 hex digits (URL-safe).
@@ -258,7 +127,6 @@ pub struct Server {
     profile: Option<ProfileFile>,
     api: Api,
     profiler_url: String,
-    read_timeout: Duration,
     quiet: bool,
 }
 
@@ -273,8 +141,6 @@ impl Server {
         let local = listener
             .local_addr()
             .map_err(|e| ServerError(format!("cannot read the listening address: {e}")))?;
-        let http = tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| ServerError(format!("cannot start the HTTP server: {e}")))?;
         let port = local.port();
         let own = match local.ip() {
             IpAddr::V6(ip) => format!("[{ip}]:{port}"),
@@ -286,6 +152,21 @@ impl Server {
             format!("127.0.0.1:{port}"),
             format!("[::1]:{port}"),
         ];
+        let hosts = allowed_hosts.clone();
+        let limits = tiny_http::Limits {
+            read_timeout: opts.read_timeout,
+            write_timeout: WRITE_TIMEOUT,
+            request_deadline: REQUEST_DEADLINE,
+            max_line: MAX_LINE,
+            max_headers: MAX_HEADERS,
+            max_body: MAX_BODY,
+            max_connections: MAX_CONNECTIONS,
+            head_check: Some(Arc::new(move |_: &Method, _: &str, headers: &[Header]| {
+                host_refusal(headers, &hosts)
+            })),
+        };
+        let http = tiny_http::Server::from_listener_with_limits(listener, limits)
+            .map_err(|e| ServerError(format!("cannot start the HTTP server: {e}")))?;
         Ok(Server {
             http,
             token: random_token()?,
@@ -294,7 +175,6 @@ impl Server {
             profile,
             api,
             profiler_url: opts.profiler_url.clone(),
-            read_timeout: opts.read_timeout,
             quiet,
         })
     }
@@ -328,65 +208,21 @@ impl Server {
 
     /// Serves until Ctrl-C.
     pub fn run(mut self) {
-        sys::install_ctrl_c();
-        while !STOP.load(Ordering::SeqCst) {
+        // Ctrl-C (SIGINT) ends the process with the default action: nothing here needs
+        // to be finished first (outputs of `symbolicate` are renamed into place whole).
+        loop {
             match self.http.recv_timeout(Duration::from_millis(200)) {
                 Ok(Some(request)) => self.serve(request),
                 Ok(None) => {}
-                Err(e) => eprintln!("warning: accepting a connection failed: {e}"),
+                Err(e) => log(format_args!("warning: accepting a connection failed: {e}")),
             }
         }
-        eprintln!("Stopped.");
     }
 
     fn serve(&mut self, mut request: Request) {
-        // Bodies of up to 1 KiB were read by tiny_http already; bigger ones, and the
-        // profile, are streamed here, in the loop.
-        let streams = request.body_length().is_none_or(|n| n > 1024)
-            || request.url().ends_with("/profile.json");
-        let fd = match request.remote_addr() {
-            Some(peer) if streams => sys::set_timeouts(*peer, self.local, self.read_timeout),
-            _ => None,
-        };
-        if let Some(n) = request.body_length().filter(|&n| n as u64 > MAX_BODY) {
-            if n as u64 <= MAX_DRAIN {
-                // Dropping the answered request drains what the client sends (or times out
-                // if it stalls), so the client gets to read the 413.
-                let _ = request.respond(error_response(&too_big()));
-                return;
-            }
-            // Dropping this request would have tiny_http drain the body into one buffer of
-            // the announced size, and failing that allocation aborts the process. Answer on
-            // the socket directly, hang up, and leak the request (its connection thread
-            // stays parked) instead.
-            if let Some(fd) = fd {
-                let body = too_big().to_json().to_string();
-                let head = format!(
-                    "HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json; charset=UTF-8\r\nAccess-Control-Allow-Origin: *\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                sys::send_all(fd, head.as_bytes());
-                sys::hang_up(fd);
-            }
-            std::mem::forget(request);
-            return;
-        }
-        let host_ok = request
-            .headers()
-            .iter()
-            .find(|h| h.field.equiv("Host"))
-            .is_some_and(|h| {
-                let host = h.value.as_str().to_ascii_lowercase();
-                self.allowed_hosts.contains(&host)
-            });
-        if !host_ok {
-            let _ = request.respond(json_response(
-                403,
-                &json!({"error": "this Host is not allowed (DNS rebinding protection)"}),
-                false,
-            ));
-            return;
-        }
+        // The Host check, the body limit and the reading of the body were done by the
+        // connection's own thread (limits.rs in the patched tiny_http): the body is in
+        // memory here, and nothing below waits on the client but writing the answer.
         let url = request.url().to_string();
         let path = url.split(['?', '#']).next().unwrap_or("");
         let prefix = format!("/{}", self.token);
@@ -402,9 +238,8 @@ impl Server {
                 return;
             }
         };
-        let mut failed_client = false;
         let response = match catch_unwind(AssertUnwindSafe(|| {
-            self.under_prefix(&mut request, &rest, &mut failed_client)
+            self.under_prefix(&mut request, &rest)
         })) {
             Ok(r) => r,
             Err(_) => json_response(
@@ -413,11 +248,31 @@ impl Server {
                 true,
             ),
         };
-        if let Err(e) = request.respond(response) {
-            eprintln!("warning: sending a response to {path} failed: {e}");
+        // A big answer is written by a thread of its own: a client that reads it slowly
+        // (or not at all) must not hold up the loop. Small ones fit the socket buffers.
+        let big = response.data_length().is_none_or(|n| n > INLINE_WRITE);
+        if big && WRITERS.fetch_add(1, Ordering::SeqCst) < MAX_WRITERS {
+            let path = path.to_string();
+            let spawned = std::thread::Builder::new().spawn(move || {
+                if let Err(e) = request.respond(response) {
+                    log(format_args!(
+                        "warning: sending a response to {path} failed: {e}"
+                    ));
+                }
+                WRITERS.fetch_sub(1, Ordering::SeqCst);
+            });
+            if spawned.is_err() {
+                WRITERS.fetch_sub(1, Ordering::SeqCst);
+            }
+            return;
         }
-        if failed_client && let Some(fd) = fd {
-            sys::hang_up(fd);
+        if big {
+            WRITERS.fetch_sub(1, Ordering::SeqCst);
+        }
+        if let Err(e) = request.respond(response) {
+            log(format_args!(
+                "warning: sending a response to {path} failed: {e}"
+            ));
         }
     }
 
@@ -425,7 +280,6 @@ impl Server {
         &mut self,
         request: &mut Request,
         rest: &str,
-        failed_client: &mut bool,
     ) -> Response<Box<dyn Read + Send>> {
         let method = request.method().clone();
         if method == Method::Options {
@@ -439,23 +293,19 @@ impl Server {
                     let answer = self.api.handle(api_path, &body);
                     if !self.quiet {
                         // Progress on long work: what each request cost.
-                        eprintln!(
+                        log(format_args!(
                             "{api_path}: {} bytes in, {} out, {:.0} ms",
                             body.len(),
                             answer.as_ref().map_or(0, Vec::len),
                             started.elapsed().as_secs_f64() * 1000.0
-                        );
+                        ));
                     }
                     match answer {
                         Ok(text) => json_bytes(200, text, true),
                         Err(e) => error_response(&e),
                     }
                 }
-                Err(e) => {
-                    // Too big or too slow: do not wait for the rest of it.
-                    *failed_client = true;
-                    error_response(&e)
-                }
+                Err(e) => error_response(&e),
             },
             (_, path) => error_response(&ApiError {
                 status: 404,
@@ -477,7 +327,7 @@ impl Server {
                 let mut r = Response::new(
                     StatusCode(200),
                     vec![header("Content-Type", "application/json; charset=UTF-8")],
-                    Box::new(f) as Box<dyn Read + Send>,
+                    paced(f),
                     len,
                     None,
                 );
@@ -509,7 +359,7 @@ fn json_bytes(status: u16, body: Vec<u8>, cors: bool) -> Response<Box<dyn Read +
     let mut r = Response::new(
         StatusCode(status),
         vec![header("Content-Type", "application/json; charset=UTF-8")],
-        Box::new(std::io::Cursor::new(body)) as Box<dyn Read + Send>,
+        paced(std::io::Cursor::new(body)),
         Some(len),
         None,
     );
@@ -551,26 +401,66 @@ fn preflight(request: &Request) -> Response<Box<dyn Read + Send>> {
     r
 }
 
-fn too_big() -> ApiError {
-    ApiError {
-        status: 413,
-        message: format!("request body larger than {} MiB", MAX_BODY >> 20),
-    }
+/// A line on stderr; a closed stderr (the reader went away) is not an error.
+fn log(args: fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{args}");
 }
 
-/// Reads the body (the announced length was checked already; chunked bodies are cut off
-/// at the limit).
+/// The answer to a request whose `Host` is not this server's (DNS rebinding), decided
+/// from its head alone: its body is never read.
+fn host_refusal(headers: &[Header], allowed: &[String]) -> Option<tiny_http::Refusal> {
+    let ok = headers
+        .iter()
+        .find(|h| h.field.equiv("Host"))
+        .is_some_and(|h| allowed.contains(&h.value.as_str().to_ascii_lowercase()));
+    (!ok).then(|| {
+        (
+            403,
+            br#"{"error": "this Host is not allowed (DNS rebinding protection)"}"#.to_vec(),
+        )
+    })
+}
+
+/// The body, read whole already by the connection's thread.
 fn read_body(request: &mut Request) -> Result<Vec<u8>, ApiError> {
     let mut body = Vec::new();
     request
         .as_reader()
-        .take(MAX_BODY + 1)
         .read_to_end(&mut body)
         .map_err(|e| ApiError::bad_request(format!("reading the request body failed: {e}")))?;
-    if body.len() as u64 > MAX_BODY {
-        return Err(too_big());
-    }
     Ok(body)
+}
+
+/// An answer's bytes, given out no slower than [`MIN_RATE`] on average after
+/// [`PACE_GRACE`]; past that the answer fails and its connection is dropped.
+struct Paced<R> {
+    inner: R,
+    started: Instant,
+    sent: u64,
+}
+
+impl<R: Read> Read for Paced<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let elapsed = self.started.elapsed();
+        if elapsed > PACE_GRACE && self.sent < MIN_RATE * elapsed.as_secs() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client reads too slowly",
+            ));
+        }
+        let n = self.inner.read(buf)?;
+        self.sent += n as u64;
+        Ok(n)
+    }
+}
+
+fn paced<R: Read + Send + 'static>(inner: R) -> Box<dyn Read + Send> {
+    Box::new(Paced {
+        inner,
+        started: Instant::now(),
+        sent: 0,
+    })
 }
 
 fn index_page(profiler_url: &str) -> Response<Box<dyn Read + Send>> {

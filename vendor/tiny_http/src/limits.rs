@@ -1,0 +1,144 @@
+//! PATCH (profiler-symbol-server): bounds on what one client can make the server spend.
+//! Set at accept: socket timeouts, a cap on open connections (evicting the one that has
+//! waited longest without sending a complete request), limits on the request line and
+//! headers, a check of the head before any body is read (so a refused request never has
+//! its body read or a `100 Continue` sent), and the body read whole, under a deadline, by
+//! the connection's own thread: the thread that answers requests never waits on a client.
+
+use std::net::{Shutdown, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::{Header, Method};
+
+/// What the check of a request's head answers for a request it refuses: the status and
+/// the body (JSON text) of the answer; the connection is closed after it.
+pub type Refusal = (u16, Vec<u8>);
+
+/// Decides, from the method, URL and headers alone, whether a request is refused.
+pub type HeadCheck = dyn Fn(&Method, &str, &[Header]) -> Option<Refusal> + Send + Sync;
+
+#[derive(Clone)]
+pub struct Limits {
+    /// Longest a single read on a socket may block (an idle keep-alive connection is
+    /// closed after this long).
+    pub read_timeout: Duration,
+    /// Longest a single write may block: a client that stops reading loses its answer.
+    pub write_timeout: Duration,
+    /// Longest a client may take to send a request's head, and then its body.
+    pub request_deadline: Duration,
+    /// Longest request line or header line, in bytes (431 beyond).
+    pub max_line: usize,
+    /// Most header lines (431 beyond).
+    pub max_headers: usize,
+    /// Largest body (413 beyond, unread).
+    pub max_body: u64,
+    /// Most connections open at once.
+    pub max_connections: usize,
+    pub head_check: Option<Arc<HeadCheck>>,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            read_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(2),
+            request_deadline: Duration::from_secs(10),
+            max_line: 16 << 10,
+            max_headers: 100,
+            max_body: 64 << 20,
+            max_connections: 128,
+            head_check: None,
+        }
+    }
+}
+
+struct Entry {
+    id: u64,
+    sock: TcpStream,
+    /// Since when the connection waits for its next complete request; `None` while one
+    /// of its requests is with the server.
+    waiting_since: Option<Instant>,
+}
+
+/// The open connections, for the cap.
+#[derive(Default)]
+pub(crate) struct Registry {
+    entries: Mutex<(u64, Vec<Entry>)>,
+}
+
+impl Registry {
+    /// Registers a new connection; at the cap, first hangs up on the one that has waited
+    /// longest without a complete request. `None`: nothing could make room (refuse it).
+    pub(crate) fn admit(self: &Arc<Self>, sock: &TcpStream, cap: usize) -> Option<Ticket> {
+        let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let (next_id, entries) = &mut *guard;
+        if entries.len() >= cap {
+            let victim = entries
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| e.waiting_since.map(|t| (t, i)))
+                .min()
+                .map(|(_, i)| i)?;
+            let e = entries.swap_remove(victim);
+            let _ = e.sock.shutdown(Shutdown::Both);
+        }
+        let clone = sock.try_clone().ok()?;
+        *next_id += 1;
+        let id = *next_id;
+        entries.push(Entry {
+            id,
+            sock: clone,
+            waiting_since: Some(Instant::now()),
+        });
+        Some(Ticket {
+            id,
+            registry: self.clone(),
+        })
+    }
+
+    /// Hangs up on the connection that has waited longest (out of descriptors).
+    pub(crate) fn evict_oldest(&self) {
+        let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let entries = &mut guard.1;
+        if let Some((_, i)) = entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.waiting_since.map(|t| (t, i)))
+            .min()
+        {
+            let e = entries.swap_remove(i);
+            let _ = e.sock.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn set_waiting(&self, id: u64, waiting: bool) {
+        let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = guard.1.iter_mut().find(|e| e.id == id) {
+            e.waiting_since = waiting.then(Instant::now);
+        }
+    }
+}
+
+/// A connection's place in the registry; leaves it when dropped.
+pub(crate) struct Ticket {
+    id: u64,
+    registry: Arc<Registry>,
+}
+
+impl Ticket {
+    pub(crate) fn waiting(&self, waiting: bool) {
+        self.registry.set_waiting(self.id, waiting);
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut guard = self
+            .registry
+            .entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        guard.1.retain(|e| e.id != self.id);
+    }
+}
