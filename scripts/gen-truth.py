@@ -688,7 +688,8 @@ def gen_case(root, case, image_rel, debug_rel, label, rng):
             "frames_innermost_first[0] is the innermost inlined callee containing the address; the last frame "
             "is the real (outer) function whose code this is. file/line at top level = innermost frame's "
             "file/line."),
-        "tools": dict(versions, **({"breakpad_sym": os.path.relpath(os.path.join(root, sym_rel), os.path.dirname(
+        "tools": dict(versions, **({"dump_syms": sym_version(root) + " --inlines",
+                                    "breakpad_sym": os.path.relpath(os.path.join(root, sym_rel), os.path.dirname(
             truth_path(root, case)))} if sym else {})),
         "generated_by": "scripts/gen-truth.py (profiler-symbol-server repo)",
         "stats": stats,
@@ -751,6 +752,11 @@ def find_sym(root, module, fmt, image_rel):
 
 
 _versions = None
+
+
+def sym_version(root):
+    with open(os.path.join(root, "breakpad", "GENERATED-BY.txt")) as fh:
+        return fh.readline().strip()
 
 
 def tool_versions():
@@ -959,6 +965,23 @@ def load_truth(path):
     return header, addrs
 
 
+def update_readme(root):
+    """The case table of README.md (between its `<!-- cases -->` markers), from the truths."""
+    rows = ["| case | format | debug ID (breakpadId) | code ID | image base | addresses (with inline frames) |",
+            "|---|---|---|---|---|---|"]
+    for case, _, _, _ in CASES:
+        hd, addrs = load_truth(truth_path(root, case))
+        m = hd["module"]
+        rows.append("| `%s` | %s %s | `%s` | `%s` | %s | %d (%d) |" % (
+            case, m["format"], m["arch"], m["breakpad_id"], m["code_id"], m["image_base"], len(addrs),
+            hd["stats"]["with_inline_frames"]))
+    path = os.path.join(root, "README.md")
+    text = open(path).read()
+    a, b = text.index("<!-- cases -->"), text.index("<!-- /cases -->")
+    with open(path, "w") as fh:
+        fh.write(text[:a] + "<!-- cases -->\n" + "\n".join(rows) + "\n" + text[b:])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", required=True)
@@ -977,6 +1000,7 @@ def main():
     if a.profiles:
         gen_profiles(root)
         gen_hint_profiles(root)
+        update_readme(root)
 
 
 if __name__ == "__main__":
