@@ -206,3 +206,8 @@ fn corrupt_and_truncated_debug_files_are_module_errors() {
         check_frame(f, e).unwrap();
     }
 }
+
+#[test]
+fn shared_corpus_elf_cases_match() {
+    with_shared_corpus(every_elf_truth_case_matches);
+}

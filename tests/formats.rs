@@ -161,7 +161,10 @@ fn fat_macho_without_the_uuid_lists_what_it_has() {
     for arch in ["aarch64", "x86_64"] {
         assert!(msg.contains(arch), "{msg}");
     }
-    assert!(msg.contains("4C4C443B55553144A166F1DCA97E76B60"), "{msg}");
+    assert!(
+        msg.contains(&case_id("macho/arm64/libmathlib.dylib")),
+        "{msg}"
+    );
     server.assert_alive();
 }
 
@@ -274,7 +277,7 @@ fn breakpad_store_and_symbols_zip_match() {
 fn bad_sym_and_zip_files_are_module_errors() {
     let dir = scratch("bad-sym-zip");
     let c = corpus();
-    let id = "90DD82A41D48DDBD6087E1A9E4B494850";
+    let id = &case_id("elf/libmathlib.so");
     let good =
         std::fs::read(c.join(format!("breakpad/libmathlib.so/{id}/libmathlib.so.sym"))).unwrap();
     // A store whose .sym is cut off inside a FUNC record.
@@ -328,7 +331,7 @@ fn bad_sym_and_zip_files_are_module_errors() {
     );
     server.assert_alive();
     // Another module from the same (corrupt) zip still works: only one entry is damaged.
-    let other = "4C4C441155553144A1CA40521D4DDD290";
+    let other = &case_id("macho/x86_64/machotool");
     let r = server
         .post_json("/symbolicate/v5", &job("machotool", other, &[0x1000]))
         .json();
@@ -343,7 +346,8 @@ fn pdb_with_another_age_is_rejected() {
     let c = corpus();
     let server = Server::start(&["--symbol-dir", c.join("pe").to_str().unwrap()]);
     // mathlib.pdb's GUID with age 2 instead of 1.
-    let id = "A0EA581CEB06F24F4C4C44205044422E2";
+    let real = case_id("pe/mathlib.dll");
+    let id = &format!("{}2", real.strip_suffix('1').unwrap());
     let r = server
         .post_json("/symbolicate/v5", &job("mathlib.pdb", id, &[0x1000]))
         .json();
@@ -351,7 +355,7 @@ fn pdb_with_another_age_is_rejected() {
     assert_eq!(r["results"][0]["found_modules"][&key], json!(false));
     let errors = r["results"][0]["module_errors"][&key].to_string();
     assert!(
-        errors.contains("UnmatchedDebugId") && errors.contains("A0EA581CEB06F24F4C4C44205044422E1"),
+        errors.contains("UnmatchedDebugId") && errors.contains(&real),
         "{errors}"
     );
     server.assert_alive();
@@ -435,10 +439,14 @@ fn separate_debug_by_build_id_and_a_bad_debuglink() {
     let bin_dir = dir.join("bin");
     let sym_dir = dir.join("syms");
     std::fs::create_dir_all(&bin_dir).unwrap();
-    let rel = ".build-id/ea/e34e02f5655745dd557688f4ec4af564554074.debug";
-    std::fs::create_dir_all(sym_dir.join(".build-id/ea")).unwrap();
+    let code_id = t.header["module"]["code_id"]
+        .as_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    let rel = format!(".build-id/{}/{}.debug", &code_id[..2], &code_id[2..]);
+    std::fs::create_dir_all(sym_dir.join(&rel).parent().unwrap()).unwrap();
     std::fs::copy(c.join("elf/split-debug/shapes"), bin_dir.join("shapes")).unwrap();
-    std::fs::copy(c.join("elf/split-debug").join(rel), sym_dir.join(rel)).unwrap();
+    std::fs::copy(c.join("elf/split-debug").join(&rel), sym_dir.join(&rel)).unwrap();
     let server = Server::start(&[
         "--symbol-dir",
         bin_dir.to_str().unwrap(),
@@ -614,4 +622,11 @@ fn zip64_archives_are_read() {
     let mut table = Agreement::default();
     run_cases(&server, &cases, &mut table, &judge_sym);
     table.finish("zip64 symbols archive");
+}
+
+#[test]
+fn shared_corpus_pe_macho_and_breakpad_cases_match() {
+    with_shared_corpus(pe_and_pdb_cases_match);
+    with_shared_corpus(macho_cases_match_thin_fat_and_dsym);
+    with_shared_corpus(breakpad_store_and_symbols_zip_match);
 }

@@ -10,7 +10,7 @@ use common::*;
 use serde_json::{Value, json};
 
 fn fixture(name: &str) -> PathBuf {
-    corpus().join("fixtures/firefox-profiler").join(name)
+    profiler_fixture(name)
 }
 
 fn gzip_copy(src: &Path, dir: &Path) -> PathBuf {
@@ -263,4 +263,10 @@ fn corpus_macos_and_windows_profiles_symbolicate_from_their_lib_paths() {
         );
     }
     table.finish("Corpus macOS (dSYM via debugPath) and Windows (PDB via debugPath) profiles");
+}
+
+#[test]
+fn shared_corpus_profiles_symbolicate() {
+    with_shared_corpus(corpus_linux_profile_symbolicates_from_its_lib_paths);
+    with_shared_corpus(corpus_macos_and_windows_profiles_symbolicate_from_their_lib_paths);
 }

@@ -200,7 +200,7 @@ fn gecko_fixture_with_subprocess_keeps_every_other_byte() {
 }
 
 fn fixture_path(name: &str) -> PathBuf {
-    corpus().join("fixtures/firefox-profiler").join(name)
+    profiler_fixture(name)
 }
 
 #[test]

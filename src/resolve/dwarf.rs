@@ -122,6 +122,12 @@ impl DwarfResolver {
         Some(dir.to_string_lossy().into_owned())
     }
 
+    /// Whether a compilation unit's ranges hold `addr` (padding between its functions
+    /// included).
+    pub fn covers(&self, addr: u64) -> bool {
+        self.finish(self.ctx.find_dwarf_and_unit(addr)).is_some()
+    }
+
     /// Resolves an address of the file's own address space. `None` when no DWARF
     /// subprogram covers it (line-table rows alone do not make a function).
     pub fn lookup(&self, addr: u64) -> Option<Symbolized> {

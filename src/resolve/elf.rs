@@ -159,6 +159,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         code,
         dwarf,
         symbols: SymbolTable::new(symbols),
+        unsized_symbols: false,
         warnings,
     })
 }

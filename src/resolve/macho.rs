@@ -130,6 +130,7 @@ pub fn load(
         code,
         dwarf,
         symbols: SymbolTable::new(symbols(&file)),
+        unsized_symbols: true,
         warnings: Vec::new(),
     })
 }

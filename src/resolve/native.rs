@@ -16,6 +16,9 @@ pub struct NativeModule {
     pub code: Vec<(u64, u64)>,
     pub dwarf: Option<DwarfResolver>,
     pub symbols: SymbolTable,
+    /// The symbols carry no size (Mach-O): each reaches to the next, over any padding.
+    /// Where DWARF describes the code, its units then say where no function is.
+    pub unsized_symbols: bool,
     /// Companion files found but rejected (e.g. a `.gnu_debuglink` target whose CRC
     /// differs): reported in `module_errors` although the module itself was found.
     pub warnings: Vec<LoadError>,
@@ -37,9 +40,24 @@ impl NativeModule {
         if !self.code.is_empty() && !self.code.iter().any(|&(s, e)| s <= addr && addr < e) {
             return None;
         }
-        self.dwarf
-            .as_ref()
-            .and_then(|d| d.lookup(addr))
-            .or_else(|| self.symbols.lookup(addr))
+        if let Some(d) = &self.dwarf {
+            if let Some(s) = d.lookup(addr) {
+                return Some(s);
+            }
+            if self.unsized_symbols && d.covers(addr) {
+                return None;
+            }
+            // A symbol whose function DWARF describes ends where DWARF says, not at the
+            // next symbol.
+            if self.unsized_symbols
+                && let Some((_, start, _)) = self.symbols.find(addr)
+                && let Some(f) = d.lookup(start)
+                && let Some(size) = f.function_size
+                && addr >= (start - f.function_offset).saturating_add(size)
+            {
+                return None;
+            }
+        }
+        self.symbols.lookup(addr)
     }
 }

@@ -478,6 +478,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
         code: text,
         dwarf: None,
         symbols,
+        unsized_symbols: true,
         warnings: Vec::new(),
     })))
 }

@@ -13,14 +13,55 @@ use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_profiler-symbol-server");
 
+thread_local! {
+    /// The corpus the current test reads (see [`with_shared_corpus`]).
+    static ROOT: std::cell::RefCell<Option<PathBuf>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The corpus with ground truth the tests compare with: the project's own mini corpus
+/// (`fixtures/corpus`, made by `scripts/make-fixtures`), unless a test runs under
+/// [`with_shared_corpus`].
 pub fn corpus() -> PathBuf {
+    if let Some(p) = ROOT.with(|r| r.borrow().clone()) {
+        return p;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/corpus")
+}
+
+/// Runs `test` against `../shared/corpus` when it is beside the checkout (an extra:
+/// bigger inputs and third-party files); says it was skipped otherwise.
+pub fn with_shared_corpus(test: fn()) {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    assert!(
-        p.is_dir(),
-        "the shared corpus is expected at {}",
-        p.display()
-    );
-    p.canonicalize().unwrap()
+    if !p.is_dir() {
+        eprintln!(
+            "SKIPPED: {} is not there (the shared corpus is an extra)",
+            p.display()
+        );
+        return;
+    }
+    ROOT.with(|r| *r.borrow_mut() = Some(p.canonicalize().unwrap()));
+    test();
+    ROOT.with(|r| *r.borrow_mut() = None);
+}
+
+/// The debug ID of a corpus case, from its truth file (e.g. `elf/libmathlib.so`).
+pub fn case_id(case: &str) -> String {
+    Truth::load(&corpus().join(format!("truth/{case}.truth.json"))).breakpad_id()
+}
+
+/// A profile of the corpus's `fixtures/firefox-profiler` (the shared corpus) or its
+/// stand-in of the same shape in `profiles/` (the project's own).
+pub fn profiler_fixture(name: &str) -> PathBuf {
+    let shared = corpus().join("fixtures/firefox-profiler").join(name);
+    if shared.exists() {
+        return shared;
+    }
+    let own = match name {
+        "gecko-2.json" => "gecko-with-subprocess.json",
+        "unsymbolicated.json" => "processed-unsymbolicated.json",
+        other => other,
+    };
+    corpus().join("profiles").join(own)
 }
 
 /// A scratch folder under target/, fresh for each test that asks.
@@ -389,7 +430,10 @@ pub fn truth_files(sub: &str) -> Vec<PathBuf> {
         }
     }
     let mut out = Vec::new();
-    walk(&corpus().join("truth").join(sub), &mut out);
+    let dir = corpus().join("truth").join(sub);
+    if dir.is_dir() {
+        walk(&dir, &mut out);
+    }
     out.sort();
     out
 }
