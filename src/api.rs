@@ -88,7 +88,7 @@ impl Api {
                 Some(p) => match p.read_libs() {
                     Ok(libs) => libs,
                     Err(e) => {
-                        eprintln!(
+                        crate::elog!(
                             "warning: {e}; symbolicating without the profile's library hints"
                         );
                         Vec::new()
@@ -97,7 +97,7 @@ impl Api {
             };
             let list = LibList::new(libs);
             if !self.quiet && self.profile.is_some() {
-                eprintln!(
+                crate::elog!(
                     "Found {} libraries with debug IDs in the profile.",
                     list.len()
                 );

@@ -21,18 +21,18 @@ pub fn run(inv: Invocation) -> i32 {
     let Invocation { command, symbols } = inv;
     match command {
         Command::Help => {
-            print!("{HELP}");
+            let _ = std::io::stdout().write_all(HELP.as_bytes());
             EXIT_OK
         }
         Command::Version => {
-            println!("profiler-symbol-server {}", env!("CARGO_PKG_VERSION"));
+            crate::out!("profiler-symbol-server {}", env!("CARGO_PKG_VERSION"));
             EXIT_OK
         }
         Command::Load { profile, server } => {
             let profile = match profile.as_deref().map(ProfileFile::open).transpose() {
                 Ok(p) => p,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    crate::elog!("error: {e}");
                     return EXIT_FAILURE;
                 }
             };
@@ -43,7 +43,7 @@ pub fn run(inv: Invocation) -> i32 {
                 let sidecar = crate::ci::default_sidecar(&p.path);
                 if sidecar.is_file() {
                     if !quiet {
-                        eprintln!(
+                        crate::elog!(
                             "Using symbols from {} where no local file has them.",
                             sidecar.display()
                         );
@@ -55,7 +55,7 @@ pub fn run(inv: Invocation) -> i32 {
             let srv = match Server::start(&server, profile, api, quiet) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    crate::elog!("error: {e}");
                     return EXIT_FAILURE;
                 }
             };
@@ -63,21 +63,21 @@ pub fn run(inv: Invocation) -> i32 {
             // shows at once.
             let url = srv.profiler_url();
             if !quiet {
-                eprintln!("Local server listening at http://{}", srv.local_addr());
+                crate::elog!("Local server listening at http://{}", srv.local_addr());
             }
             if server.no_open {
-                println!("{url}");
+                crate::out!("{url}");
                 let _ = std::io::stdout().flush();
             } else {
                 if !quiet {
-                    eprintln!("Opening {url}");
+                    crate::elog!("Opening {url}");
                 }
                 if let Err(e) = crate::server::open_browser(&url) {
-                    eprintln!("warning: could not open a browser ({e}); open this URL: {url}");
+                    crate::elog!("warning: could not open a browser ({e}); open this URL: {url}");
                 }
             }
             if !quiet {
-                eprintln!("Press Ctrl-C to stop.");
+                crate::elog!("Press Ctrl-C to stop.");
             }
             srv.run();
             EXIT_OK
@@ -86,7 +86,7 @@ pub fn run(inv: Invocation) -> i32 {
             let body = match read_request(request.as_deref()) {
                 Ok(b) => b,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    crate::elog!("error: {e}");
                     return EXIT_FAILURE;
                 }
             };
@@ -100,14 +100,14 @@ pub fn run(inv: Invocation) -> i32 {
             let (code, text) = match api.handle(&path, &body) {
                 Ok(text) => (EXIT_OK, text),
                 Err(e) => {
-                    eprintln!("error: {}", e.message);
+                    crate::elog!("error: {}", e.message);
                     (EXIT_FAILURE, e.to_json().to_string().into_bytes())
                 }
             };
             let mut out = std::io::stdout().lock();
             let written = out.write_all(&text).and_then(|()| writeln!(out));
             if let Err(e) = written {
-                eprintln!("error: writing the answer to stdout: {e}");
+                crate::elog!("error: writing the answer to stdout: {e}");
                 return EXIT_FAILURE;
             }
             code
@@ -122,7 +122,7 @@ pub fn run(inv: Invocation) -> i32 {
             match crate::ci::symbolicate(&profile, output.as_deref(), sidecar, &mut store, quiet) {
                 Ok(()) => EXIT_OK,
                 Err(e) => {
-                    eprintln!("error: {}", e.0);
+                    crate::elog!("error: {}", e.0);
                     EXIT_FAILURE
                 }
             }

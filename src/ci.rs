@@ -224,20 +224,20 @@ pub fn symbolicate(
     }
 
     if !quiet {
-        eprintln!(
+        crate::elog!(
             "{}: {} module(s), {resolved} of {total} addresses resolved, in {:.2} s",
             profile_path.display(),
             modules.len(),
             started.elapsed().as_secs_f64()
         );
         for line in &summary {
-            eprintln!("{line}");
+            crate::elog!("{line}");
         }
         if let Some(out) = output {
-            eprintln!("  wrote {}", out.display());
+            crate::elog!("  wrote {}", out.display());
         }
         if let Some(s) = &sidecar {
-            eprintln!("  wrote {}", s.display());
+            crate::elog!("  wrote {}", s.display());
         }
     }
     Ok(())

@@ -8,6 +8,7 @@ mod debugid;
 mod jsonscan;
 mod jsonwrite;
 mod libs;
+mod log;
 mod profile;
 mod resolve;
 mod rewrite;
@@ -21,7 +22,7 @@ fn main() {
     let code = match cli::parse(args, std::env::var("PROFILER_URL").ok()) {
         Ok(invocation) => app::run(invocation),
         Err(e) => {
-            eprintln!("error: {e}\nRun with --help for usage.");
+            crate::elog!("error: {e}\nRun with --help for usage.");
             app::EXIT_USAGE
         }
     };

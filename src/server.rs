@@ -324,10 +324,10 @@ impl Server {
             match self.http.recv_timeout(Duration::from_millis(200)) {
                 Ok(Some(request)) => self.serve(request),
                 Ok(None) => {}
-                Err(e) => eprintln!("warning: accepting a connection failed: {e}"),
+                Err(e) => crate::elog!("warning: accepting a connection failed: {e}"),
             }
         }
-        eprintln!("Stopped.");
+        crate::elog!("Stopped.");
     }
 
     fn serve(&mut self, mut request: Request) {
@@ -405,7 +405,7 @@ impl Server {
             ),
         };
         if let Err(e) = request.respond(response) {
-            eprintln!("warning: sending a response to {path} failed: {e}");
+            crate::elog!("warning: sending a response to {path} failed: {e}");
         }
         if failed_client && let Some(fd) = fd {
             sys::hang_up(fd);
@@ -430,7 +430,7 @@ impl Server {
                     let answer = self.api.handle(api_path, &body);
                     if !self.quiet {
                         // Progress on long work: what each request cost.
-                        eprintln!(
+                        crate::elog!(
                             "{api_path}: {} bytes in, {} out, {:.0} ms",
                             body.len(),
                             answer.as_ref().map_or(0, Vec::len),

@@ -187,7 +187,7 @@ impl SymbolStore {
         }
         if !opts.quiet {
             for r in &remote_symstores {
-                eprintln!("note: remote symbol server {r} skipped (only local files are read)");
+                crate::elog!("note: remote symbol server {r} skipped (only local files are read)");
             }
         }
         let archives = opts
@@ -300,7 +300,7 @@ impl SymbolStore {
 
     fn log(&self, msg: impl FnOnce() -> String) {
         if self.opts.verbose {
-            eprintln!("{}", msg());
+            crate::elog!("{}", msg());
         }
     }
 

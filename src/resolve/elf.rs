@@ -93,7 +93,7 @@ fn find_separate_debug(
     let dir = binary.parent().unwrap_or(Path::new("."));
     let mut reject = |path: &Path, kind: &'static str, why: &str| {
         if ctx.verbose {
-            eprintln!("  {}: {why}, skipped", path.display());
+            crate::elog!("  {}: {why}, skipped", path.display());
         }
         warnings.push(LoadError::new(kind, path, why));
     };
@@ -189,7 +189,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
                 )
             })?;
             if ctx.verbose {
-                eprintln!("  using separate debug file {}", debug_path.display());
+                crate::elog!("  using separate debug file {}", debug_path.display());
             }
             symbols.extend(text_symbols(&debug_file));
             DwarfResolver::new(
