@@ -107,6 +107,38 @@ impl Api {
         self.libs.get_or_insert_with(LibList::default)
     }
 
+    /// `handle` for the server loop: `None` when the answer waits for a download and
+    /// `may_wait`; the loop parks the request and asks again when downloads progress.
+    pub fn handle_or_wait(
+        &mut self,
+        path: &str,
+        body: &[u8],
+        may_wait: bool,
+    ) -> Option<Result<Vec<u8>, ApiError>> {
+        self.store.take_pending();
+        let answer = self.handle(path, body);
+        if self.store.take_pending() && may_wait {
+            None
+        } else {
+            Some(answer)
+        }
+    }
+
+    /// Reaps and starts downloads; the count of finished ones (it moves on progress).
+    pub fn poll_downloads(&mut self) -> u64 {
+        self.store.remote_mut().map_or(0, |r| {
+            r.poll();
+            r.finished
+        })
+    }
+
+    /// Stops downloads and removes their partial files.
+    pub fn shutdown(&mut self) {
+        if let Some(r) = self.store.remote_mut() {
+            r.shutdown();
+        }
+    }
+
     /// Answers `POST <path>` with `body`: the JSON text of the answer.
     pub fn handle(&mut self, path: &str, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         if path == "/symbolicate/v5" {

@@ -14,7 +14,12 @@ pub const EXIT_FAILURE: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
 fn store(opts: SymbolOptions) -> SymbolStore {
-    SymbolStore::new(opts, std::env::var("_NT_SYMBOL_PATH").ok())
+    let nt = std::env::var("_NT_SYMBOL_PATH").ok();
+    let debuginfod = std::env::var("DEBUGINFOD_URLS").ok();
+    let remote = crate::remote::Remote::new(&opts, nt.as_deref(), debuginfod.as_deref());
+    let mut store = SymbolStore::new(opts, nt);
+    store.set_remote(remote);
+    store
 }
 
 pub fn run(inv: Invocation) -> i32 {
@@ -38,6 +43,10 @@ pub fn run(inv: Invocation) -> i32 {
             };
             let quiet = symbols.quiet;
             let mut store = store(symbols);
+            // The server loop never waits for a download: it parks the request.
+            if let Some(remote) = store.remote_mut() {
+                remote.blocking = false;
+            }
             // A sidecar beside the profile answers for modules no local file has.
             if let Some(p) = &profile {
                 let sidecar = crate::ci::default_sidecar(&p.path);

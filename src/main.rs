@@ -10,6 +10,7 @@ mod jsonwrite;
 mod libs;
 mod log;
 mod profile;
+mod remote;
 mod resolve;
 mod rewrite;
 mod server;

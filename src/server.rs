@@ -15,6 +15,9 @@ use crate::api::{Api, ApiError};
 use crate::cli::{PortSpec, ServerOptions};
 use crate::profile::ProfileFile;
 
+#[path = "server_parked.rs"]
+mod parked;
+
 /// Largest request body accepted.
 pub const MAX_BODY: u64 = 64 << 20;
 /// Announced bodies above this are not drained after the 413 (see `serve`).
@@ -251,6 +254,8 @@ pub struct Server {
     profiler_url: String,
     read_timeout: Duration,
     quiet: bool,
+    /// Requests waiting for downloads, and the one `under_prefix` just asked to park.
+    parked: parked::Parking,
 }
 
 impl Server {
@@ -287,6 +292,7 @@ impl Server {
             profiler_url: opts.profiler_url.clone(),
             read_timeout: opts.read_timeout,
             quiet,
+            parked: Default::default(),
         })
     }
 
@@ -321,12 +327,15 @@ impl Server {
     pub fn run(mut self) {
         sys::install_ctrl_c();
         while !STOP.load(Ordering::SeqCst) {
-            match self.http.recv_timeout(Duration::from_millis(200)) {
+            // A short tick: downloads are polled and parked requests answered here.
+            match self.http.recv_timeout(parked::TICK) {
                 Ok(Some(request)) => self.serve(request),
                 Ok(None) => {}
                 Err(e) => crate::elog!("warning: accepting a connection failed: {e}"),
             }
+            self.answer_parked();
         }
+        self.api.shutdown();
         crate::elog!("Stopped.");
     }
 
@@ -404,6 +413,10 @@ impl Server {
                 true,
             ),
         };
+        if let Some((api_path, body)) = self.parked.to_park.take() {
+            self.park(request, api_path, body);
+            return;
+        }
         if let Err(e) = request.respond(response) {
             crate::elog!("warning: sending a response to {path} failed: {e}");
         }
@@ -427,7 +440,11 @@ impl Server {
             (Method::Post, api_path) if api_path.len() > 1 => match read_body(request) {
                 Ok(body) => {
                     let started = std::time::Instant::now();
-                    let answer = self.api.handle(api_path, &body);
+                    let Some(answer) = self.api.handle_or_wait(api_path, &body, true) else {
+                        // Answered later, from the loop, when its downloads are done.
+                        self.parked.to_park = Some((api_path.to_string(), body));
+                        return json_bytes(202, Vec::new(), true);
+                    };
                     if !self.quiet {
                         // Progress on long work: what each request cost.
                         crate::elog!(
