@@ -75,6 +75,20 @@ pub fn join_url(base: &str, rel: &str) -> String {
     )
 }
 
+/// Percent-encodes what may not stand in a URL path (RFC 3986 `pchar` and `/` stay), so a
+/// name with `#`, `?`, `%` or a space cannot change the URL's meaning.
+fn encode_path(rel: &str) -> String {
+    let mut out = String::with_capacity(rel.len());
+    for b in rel.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 fn is_plain_name(name: &str) -> bool {
     !name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.contains("..")
 }
@@ -220,7 +234,11 @@ impl Remote {
                     let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
                     format!("{debug_name}/{id}/{stem}.sym")
                 }
-                Kind::Windows if !debuginfod_only && build_id.is_none() => {
+                // Symbol servers hold PDBs under their name (binaries by code ID, for
+                // code, are not fetched yet).
+                Kind::Windows
+                    if !debuginfod_only && debug_name.to_ascii_lowercase().ends_with(".pdb") =>
+                {
                     format!("{debug_name}/{id}/{debug_name}")
                 }
                 Kind::Debuginfod => match &build_id {
@@ -231,7 +249,7 @@ impl Remote {
             };
             let url = match src.kind {
                 Kind::Debuginfod => join_url(&src.base, &format!("buildid/{rel}")),
-                _ => join_url(&src.base, &rel),
+                _ => join_url(&src.base, &encode_path(&rel)),
             };
             let dest = src.cache.join(&rel);
             match self.fetch(i, &url, &dest, load, errors) {
@@ -267,8 +285,18 @@ impl Remote {
             ));
             return Lookup::Absent;
         }
-        if dest.is_file() {
-            return self.verify(dest, load, errors);
+        match std::fs::metadata(dest) {
+            // elfutils records a miss as an empty file: absent, without asking.
+            Ok(m) if m.is_file() && m.len() == 0 => {
+                errors.push(LoadError::new(
+                    "NotFound",
+                    dest,
+                    "an empty cache entry (a miss remembered by the debuginfod client)",
+                ));
+                return Lookup::Absent;
+            }
+            Ok(m) if m.is_file() => return self.verify(dest, load, errors),
+            _ => {}
         }
         if self.running.iter().any(|d| d.url == url) || self.queued.iter().any(|q| q.url == url) {
             return Lookup::Pending;
@@ -483,6 +511,10 @@ mod tests {
     fn urls_and_symbol_paths() {
         assert_eq!(join_url("http://a/b/", "c/d"), "http://a/b/c/d");
         assert_eq!(join_url("http://a/b", "c/d"), "http://a/b/c/d");
+        assert_eq!(
+            encode_path("libstdc++.so.6/ID/a b#?%.sym"),
+            "libstdc++.so.6/ID/a%20b%23%3F%25.sym"
+        );
         let s = symbol_path_servers(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms;srv*http://x/",
         );
