@@ -13,8 +13,9 @@ use super::{Server, error_response, json_bytes, json_response};
 
 /// How often the loop polls downloads.
 pub const TICK: Duration = Duration::from_millis(25);
-/// The longest a request waits for downloads (a stalled server costs curl's 10 s).
-pub const BUDGET: Duration = Duration::from_secs(15);
+/// The longest a request waits for downloads: under the 15 s a client may be promised,
+/// although sources tried one after the other may each stall 10 s.
+pub const BUDGET: Duration = Duration::from_secs(14);
 
 pub struct Waiting {
     request: Request,
