@@ -455,8 +455,24 @@ fn partial_files(dir: &Path) -> Vec<PathBuf> {
 // ---------------------------------------------------------------------------------------
 // Tests
 
+/// The downloads run the system curl; without it these tests have nothing to test.
+fn have_curl() -> bool {
+    let ok = Command::new("curl")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: no curl on PATH");
+    }
+    ok
+}
+
 #[test]
 fn symbols_come_from_tecken_and_debuginfod_once_and_then_from_the_cache() {
+    if !have_curl() {
+        return;
+    }
     let dir = scratch("remote-all");
     let store = dir.join("tecken-store");
     let modules = sym_modules();
@@ -679,6 +695,9 @@ fn symbols_come_from_tecken_and_debuginfod_once_and_then_from_the_cache() {
 
 #[test]
 fn debuginfod_adds_dwarf_to_a_local_binary_without_it() {
+    if !have_curl() {
+        return;
+    }
     let dir = scratch("remote-debuginfod-local");
     let elf = build_elf(&dir);
     let stripped = dir.join("stripped/remote_prog");
@@ -731,6 +750,9 @@ fn debuginfod_adds_dwarf_to_a_local_binary_without_it() {
 
 #[test]
 fn a_stalled_server_holds_up_neither_other_requests_nor_the_exit() {
+    if !have_curl() {
+        return;
+    }
     let dir = scratch("remote-stall");
     let stall = Fake::start(|_: &str| Reply::Stall);
     let modules = sym_modules();
@@ -799,6 +821,9 @@ fn a_stalled_server_holds_up_neither_other_requests_nor_the_exit() {
 
 #[test]
 fn ctrl_c_during_a_download_leaves_nothing_partial() {
+    if !have_curl() {
+        return;
+    }
     let dir = scratch("remote-sigint");
     let stall = Fake::start(|_: &str| Reply::Stall);
     let profile = dir.join("profile.json");
@@ -849,6 +874,9 @@ fn ctrl_c_during_a_download_leaves_nothing_partial() {
 
 #[test]
 fn windows_symbol_server_serves_pdbs_from_the_corpus() {
+    if !have_curl() {
+        return;
+    }
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     if !corpus.is_dir() {
         eprintln!("skipped: no corpus at {}", corpus.display());
@@ -901,6 +929,9 @@ fn windows_symbol_server_serves_pdbs_from_the_corpus() {
 
 #[test]
 fn corpus_linux_profile_from_tecken_and_debuginfod() {
+    if !have_curl() {
+        return;
+    }
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     if !corpus.is_dir() {
         eprintln!("skipped: no corpus at {}", corpus.display());
@@ -1041,6 +1072,9 @@ fn corpus_linux_profile_from_tecken_and_debuginfod() {
 
 #[test]
 fn query_waits_for_its_downloads_and_says_once_when_curl_is_missing() {
+    if !have_curl() {
+        return;
+    }
     let dir = scratch("remote-query");
     let store = dir.join("store");
     let modules = sym_modules();
@@ -1085,6 +1119,9 @@ fn query_waits_for_its_downloads_and_says_once_when_curl_is_missing() {
 
 #[test]
 fn mach_flow_with_this_binary_in_place_of_samply() {
+    if !have_curl() {
+        return;
+    }
     let dir = scratch("remote-mach");
     let store = dir.join("store");
     let modules = sym_modules();
@@ -1130,4 +1167,58 @@ fn mach_flow_with_this_binary_in_place_of_samply() {
         text.contains("named 25/25; exit status after SIGINT: 0"),
         "{text}"
     );
+}
+
+#[test]
+fn symsrv_layout_from_the_flag_and_from_nt_symbol_path() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-symsrv-layout");
+    let m = &sym_modules()[1];
+    // The server's file is read by its bytes: a Breakpad text stands in for a PDB here
+    // (the corpus test above serves a real one).
+    let root = dir.join("srv");
+    let at = root.join(m.name).join(m.id);
+    std::fs::create_dir_all(&at).unwrap();
+    std::fs::write(at.join(m.name), sym_text(m)).unwrap();
+    // A CAB-compressed answer (symsrv's .pd_ form) is reported, not parsed.
+    let cab_id = "ABABABABABABABABABABABABABABABAB1";
+    let cab = root.join("cab.pdb").join(cab_id);
+    std::fs::create_dir_all(&cab).unwrap();
+    std::fs::write(cab.join("cab.pdb"), b"MSCF\0\0\0\0 not really a cabinet").unwrap();
+    let srv = Fake::start(files_handler(root));
+    let request = json!({"memoryMap": [[m.name, m.id], ["cab.pdb", cab_id]],
+                         "stacks": [[[0, 0x2008], [1, 0x10]]]});
+    let cache = dir.join("nt-cache");
+    let path = format!("srv*{}*{}", cache.display(), srv.url());
+    let home = dir.join("home").display().to_string();
+    for (args, env) in [
+        (
+            vec!["/symbolicate/v5", "--windows-symbol-server", &srv.url()],
+            vec![("XDG_CACHE_HOME", home.as_str())],
+        ),
+        (
+            vec!["/symbolicate/v5"],
+            vec![
+                ("XDG_CACHE_HOME", home.as_str()),
+                ("_NT_SYMBOL_PATH", path.as_str()),
+            ],
+        ),
+    ] {
+        let a = common::query_stdin(&args, &env, &request);
+        let r = &a["results"][0];
+        assert_eq!(r["stacks"][0][0]["function"], json!("WinMain"), "{a}");
+        let errors = r["module_errors"][format!("cab.pdb/{cab_id}")].to_string();
+        assert!(errors.contains("CAB-compressed"), "{errors}");
+    }
+    assert!(
+        dir.join("home/profiler-symbol-server/windows")
+            .join(m.name)
+            .join(m.id)
+            .join(m.name)
+            .is_file()
+    );
+    assert!(cache.join(m.name).join(m.id).join(m.name).is_file());
+    assert_eq!(srv.count(&format!("/{}/{}/{}", m.name, m.id, m.name)), 2);
 }
