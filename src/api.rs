@@ -132,6 +132,13 @@ impl Api {
         })
     }
 
+    /// Blocks until a download ends (`query`).
+    pub fn wait_download(&mut self) {
+        if let Some(r) = self.store.remote_mut() {
+            r.wait_any();
+        }
+    }
+
     /// Stops downloads and removes their partial files.
     pub fn shutdown(&mut self) {
         if let Some(r) = self.store.remote_mut() {

@@ -100,13 +100,22 @@ pub fn run(inv: Invocation) -> i32 {
                 }
             };
             let quiet = symbols.quiet;
-            let mut api = Api::new(store(symbols), None, quiet);
+            let mut store = store(symbols);
+            // Every download the request needs runs at once; this waits for them.
+            let waits = store.remote_mut().map(|r| r.blocking = false).is_some();
+            let mut api = Api::new(store, None, quiet);
             let path = if api_path.starts_with('/') {
                 api_path
             } else {
                 format!("/{api_path}")
             };
-            let (code, text) = match api.handle(&path, &body) {
+            let answer = loop {
+                match api.handle_or_wait(&path, &body, waits) {
+                    Some(answer) => break answer,
+                    None => api.wait_download(),
+                }
+            };
+            let (code, text) = match answer {
                 Ok(text) => (EXIT_OK, text),
                 Err(e) => {
                     crate::elog!("error: {}", e.message);

@@ -125,6 +125,12 @@ pub fn symbolicate(
         }
     }
 
+    // Downloads first, all at once.
+    let wanted: Vec<(&str, &str, Option<&crate::libs::Lib>)> = modules
+        .iter()
+        .map(|((name, _), w)| (name.as_str(), w.lib.breakpad_id.as_str(), Some(&w.lib)))
+        .collect();
+    crate::remote::glue::fetch_all(store, &wanted);
     // Resolve, one ascending pass per module.
     let mut summary = Vec::new();
     for ((name, _), work) in modules.iter_mut() {

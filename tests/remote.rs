@@ -1222,3 +1222,51 @@ fn symsrv_layout_from_the_flag_and_from_nt_symbol_path() {
     assert!(cache.join(m.name).join(m.id).join(m.name).is_file());
     assert_eq!(srv.count(&format!("/{}/{}/{}", m.name, m.id, m.name)), 2);
 }
+
+#[test]
+fn symbolicate_fetches_every_module_once_for_the_corpus_profile() {
+    if !have_curl() {
+        return;
+    }
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if !corpus.is_dir() {
+        eprintln!("skipped: no corpus at {}", corpus.display());
+        return;
+    }
+    let dir = scratch("remote-ci");
+    let (tecken, _storage) = tecken(corpus.join("breakpad"));
+    let out = dir.join("out.json");
+    let status = Command::new(BIN)
+        .arg("symbolicate")
+        .arg(corpus.join("profiles/gecko-profile-linux.json"))
+        .arg("-o")
+        .arg(&out)
+        .args(["--breakpad-symbol-server", &tecken.url()])
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env_remove("DEBUGINFOD_URLS")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&out).unwrap();
+    let expected: Value = serde_json::from_slice(
+        &std::fs::read(corpus.join("profiles/gecko-profile-linux.expected.json")).unwrap(),
+    )
+    .unwrap();
+    // Every address of a lib became a name: its hex string is gone from the output (the
+    // names themselves are checked against the truth by the server tests above).
+    let mut named = 0;
+    let mut total = 0;
+    for (addr, e) in expected["frames"].as_object().unwrap() {
+        if e["lib"].is_string() {
+            total += 1;
+            named += usize::from(!text.contains(&format!("\"{addr}\"")));
+        }
+    }
+    eprintln!("symbolicate: {named}/{total} addresses replaced by names");
+    assert!(named * 100 >= total * 98, "{named}/{total}");
+    let mut asked = tecken.requests();
+    asked.sort();
+    let n = asked.len();
+    asked.dedup();
+    assert_eq!(asked.len(), n, "a file asked for twice: {asked:?}");
+}

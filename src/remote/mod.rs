@@ -8,7 +8,7 @@ pub mod cache;
 pub mod curl;
 pub mod glue;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use crate::cli::SymbolOptions;
@@ -52,8 +52,9 @@ pub struct Remote {
     down: Vec<bool>,
     /// URLs the servers do not have (404): one request per missing file and run.
     missed: HashSet<String>,
-    /// Files that failed verification (wrong ID, not a symbol file): never used again.
-    rejected: HashSet<PathBuf>,
+    /// Files that failed verification (wrong ID, not a symbol file), with why: never used
+    /// again, and the reason is given again each time.
+    rejected: HashMap<PathBuf, LoadError>,
     running: Vec<curl::Download>,
     queued: VecDeque<Queued>,
     /// Wait for each download (query, symbolicate) instead of answering `Pending`.
@@ -193,7 +194,7 @@ impl Remote {
             down: vec![false; sources.len()],
             sources,
             missed: HashSet::new(),
-            rejected: HashSet::new(),
+            rejected: HashMap::new(),
             running: Vec::new(),
             queued: VecDeque::new(),
             blocking: true,
@@ -277,12 +278,8 @@ impl Remote {
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
-        if self.rejected.contains(dest) {
-            errors.push(LoadError::new(
-                "UnmatchedDebugId",
-                dest,
-                "rejected earlier in this run",
-            ));
+        if let Some(e) = self.rejected.get(dest) {
+            errors.push(e.clone());
             return Lookup::Absent;
         }
         match std::fs::metadata(dest) {
@@ -374,7 +371,7 @@ impl Remote {
                 // A complete file that is not what was asked for: never used again, and
                 // not kept in the cache.
                 let _ = std::fs::remove_file(dest);
-                self.rejected.insert(dest.to_path_buf());
+                self.rejected.insert(dest.to_path_buf(), e.clone());
                 errors.push(e);
                 Lookup::Absent
             }
@@ -485,6 +482,19 @@ impl Remote {
             }
         }
         self.start_queued();
+    }
+
+    /// Blocks until one running download ends (the others go on meanwhile), then starts
+    /// queued ones. For the modes without a server loop.
+    pub fn wait_any(&mut self) {
+        if self.running.is_empty() {
+            self.start_queued();
+            return;
+        }
+        let mut d = self.running.swap_remove(0);
+        let outcome = d.wait();
+        self.record(&d, outcome);
+        self.poll();
     }
 
     /// Stops every download and removes its partial file (Ctrl-C).
