@@ -14,7 +14,12 @@ pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
 fn store(opts: SymbolOptions) -> SymbolStore {
-    SymbolStore::new(opts, std::env::var("_NT_SYMBOL_PATH").ok())
+    let nt = std::env::var("_NT_SYMBOL_PATH").ok();
+    let debuginfod = std::env::var("DEBUGINFOD_URLS").ok();
+    let remote = crate::remote::Remote::new(&opts, nt.as_deref(), debuginfod.as_deref());
+    let mut store = SymbolStore::new(opts, nt);
+    store.set_remote(remote);
+    store
 }
 
 /// The whole program: parses the command line, runs the mode, gives the exit status.
@@ -23,7 +28,7 @@ pub fn main() -> std::process::ExitCode {
     let code = match crate::cli::parse(args, std::env::var("PROFILER_URL").ok()) {
         Ok(invocation) => run(invocation),
         Err(e) => {
-            eprintln!("error: {e}\nRun with --help for usage.");
+            crate::elog!("error: {e}\nRun with --help for usage.");
             EXIT_USAGE
         }
     };
@@ -32,20 +37,21 @@ pub fn main() -> std::process::ExitCode {
 
 pub fn run(inv: Invocation) -> u8 {
     let Invocation { command, symbols } = inv;
+    crate::signals::install();
     match command {
         Command::Help(mode) => {
-            print!("{}", crate::cli::help(mode));
+            let _ = std::io::stdout().write_all(crate::cli::help(mode).as_bytes());
             EXIT_OK
         }
         Command::Version => {
-            println!("profiler-symbol-server {}", env!("CARGO_PKG_VERSION"));
+            crate::out!("profiler-symbol-server {}", env!("CARGO_PKG_VERSION"));
             EXIT_OK
         }
         Command::Load { profile, server } => {
             let profile = match profile.as_deref().map(ProfileFile::open).transpose() {
                 Ok(p) => p,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    crate::elog!("error: {e}");
                     return if e.not_a_profile {
                         EXIT_USAGE
                     } else {
@@ -56,12 +62,16 @@ pub fn run(inv: Invocation) -> u8 {
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
             let mut store = store(symbols);
+            // The server loop never waits for a download: it parks the request.
+            if let Some(remote) = store.remote_mut() {
+                remote.blocking = false;
+            }
             // A sidecar beside the profile answers for modules no local file has.
             if let Some(p) = &profile {
                 let sidecar = crate::ci::default_sidecar(&p.path);
                 if sidecar.is_file() {
                     if !quiet {
-                        eprintln!(
+                        crate::elog!(
                             "Using symbols from {} where no local file has them.",
                             sidecar.display()
                         );
@@ -73,7 +83,7 @@ pub fn run(inv: Invocation) -> u8 {
             let srv = match Server::start(&server, profile, api, quiet) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    crate::elog!("error: {e}");
                     return EXIT_FAILURE;
                 }
             };
@@ -81,21 +91,21 @@ pub fn run(inv: Invocation) -> u8 {
             // shows at once.
             let url = srv.profiler_url();
             if !quiet {
-                eprintln!("Local server listening at http://{}", srv.local_addr());
+                crate::elog!("Local server listening at http://{}", srv.local_addr());
             }
             if server.no_open {
-                println!("{url}");
+                crate::out!("{url}");
                 let _ = std::io::stdout().flush();
             } else {
                 if !quiet {
-                    eprintln!("Opening {url}");
+                    crate::elog!("Opening {url}");
                 }
                 if let Err(e) = crate::server::open_browser(&url) {
-                    eprintln!("warning: could not open a browser ({e}); open this URL: {url}");
+                    crate::elog!("warning: could not open a browser ({e}); open this URL: {url}");
                 }
             }
             if !quiet {
-                eprintln!("Press Ctrl-C to stop.");
+                crate::elog!("Press Ctrl-C to stop.");
             }
             srv.run();
             EXIT_OK
@@ -104,29 +114,38 @@ pub fn run(inv: Invocation) -> u8 {
             let body = match read_request(request.as_deref()) {
                 Ok(b) => b,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    crate::elog!("error: {e}");
                     return EXIT_FAILURE;
                 }
             };
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
-            let mut api = Api::new(store(symbols), None, quiet);
+            let mut store = store(symbols);
+            // Every download the request needs runs at once; this waits for them.
+            let waits = store.remote_mut().map(|r| r.blocking = false).is_some();
+            let mut api = Api::new(store, None, quiet);
             let path = if api_path.starts_with('/') {
                 api_path
             } else {
                 format!("/{api_path}")
             };
-            let (code, text) = match api.handle(&path, &body) {
+            let answer = loop {
+                match api.handle_or_wait(&path, &body, waits) {
+                    Some(answer) => break answer,
+                    None => api.wait_download(),
+                }
+            };
+            let (code, text) = match answer {
                 Ok(text) => (EXIT_OK, text),
                 Err(e) => {
-                    eprintln!("error: {}", e.message);
+                    crate::elog!("error: {}", e.message);
                     (EXIT_FAILURE, e.to_json().to_string().into_bytes())
                 }
             };
             let mut out = std::io::stdout().lock();
             let written = out.write_all(&text).and_then(|()| writeln!(out));
             if let Err(e) = written {
-                eprintln!("error: writing the answer to stdout: {e}");
+                crate::elog!("error: writing the answer to stdout: {e}");
                 return EXIT_FAILURE;
             }
             code
@@ -137,7 +156,7 @@ pub fn run(inv: Invocation) -> u8 {
             sidecar,
         } => {
             if let Err(e) = ProfileFile::open(&profile) {
-                eprintln!("error: {e}");
+                crate::elog!("error: {e}");
                 return if e.not_a_profile {
                     EXIT_USAGE
                 } else {
@@ -150,7 +169,7 @@ pub fn run(inv: Invocation) -> u8 {
             match crate::ci::symbolicate(&profile, output.as_deref(), sidecar, &mut store, quiet) {
                 Ok(()) => EXIT_OK,
                 Err(e) => {
-                    eprintln!("error: {}", e.0);
+                    crate::elog!("error: {}", e.0);
                     EXIT_FAILURE
                 }
             }

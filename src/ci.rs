@@ -66,6 +66,7 @@ fn write_atomically(
             .create_new(true)
             .open(&temp)
             .map_err(|e| format!("{}: {e}", temp.display()))?;
+        crate::signals::track(&temp, None);
         let mut out = BufWriter::with_capacity(1 << 16, file);
         write(&mut out)?;
         let file = out
@@ -75,6 +76,7 @@ fn write_atomically(
             .map_err(|e| format!("{}: {e}", target.display()))?;
         std::fs::rename(&temp, target).map_err(|e| format!("{}: {e}", target.display()))
     })();
+    crate::signals::untrack(&temp);
     if let Err(e) = result {
         let _ = std::fs::remove_file(&temp);
         return Err(CiError(e));
@@ -148,6 +150,12 @@ pub fn symbolicate(
         }
     }
 
+    // Downloads first, all at once.
+    let wanted: Vec<(&str, &str, Option<&crate::profile::libs::Lib>)> = modules
+        .iter()
+        .map(|((name, _), w)| (name.as_str(), w.lib.breakpad_id.as_str(), Some(&w.lib)))
+        .collect();
+    crate::remote::glue::fetch_all(store, &wanted);
     // Resolve, one ascending pass per module.
     let mut summary = Vec::new();
     for ((name, _), work) in modules.iter_mut() {
@@ -247,20 +255,20 @@ pub fn symbolicate(
     }
 
     if !quiet {
-        eprintln!(
+        crate::elog!(
             "{}: {} module(s), {resolved} of {total} addresses resolved, in {:.2} s",
             profile_path.display(),
             modules.len(),
             started.elapsed().as_secs_f64()
         );
         for line in &summary {
-            eprintln!("{line}");
+            crate::elog!("{line}");
         }
         if let Some(out) = output {
-            eprintln!("  wrote {}", out.display());
+            crate::elog!("  wrote {}", out.display());
         }
         if let Some(s) = &sidecar {
-            eprintln!("  wrote {}", s.display());
+            crate::elog!("  wrote {}", s.display());
         }
     }
     Ok(())

@@ -51,8 +51,19 @@ SYMBOL OPTIONS (all modes):
     --symbols-zip ZIP           A zipped Breakpad store (target.crashreporter-symbols.zip),
                                 read in place. Repeatable.
     --windows-symbol-path PATH  Local symstores <name>/<ID>/<name>, _NT_SYMBOL_PATH syntax
-                                (also read from $_NT_SYMBOL_PATH); remote servers in it
-                                are reported and skipped, never fetched.
+                                (also read from $_NT_SYMBOL_PATH); srv*CACHE*URL entries
+                                are fetched like --windows-symbol-server into CACHE.
+    --breakpad-symbol-server URL  Fetch {URL}/<debugName>/<ID>/<name>.sym for modules not
+                                found locally (e.g. https://symbols.mozilla.org/).
+                                Repeatable, tried in order.
+    --breakpad-symbol-cache DIR Where fetched .sym files are kept. [default: the user's
+                                cache folder/profiler-symbol-server/breakpad]
+    --windows-symbol-server URL Fetch {URL}/<pdbName>/<ID>/<pdbName>. Repeatable.
+    --windows-symbol-cache DIR  Where fetched PDBs are kept. [default: the user's cache
+                                folder/profiler-symbol-server/windows]
+    --simpleperf-binary-cache DIR  Binaries under their on-device path, DIR/<lib path>.
+    DEBUGINFOD_URLS             (environment) debuginfod servers for ELF modules without
+                                local debug info, cached like elfutils does.
     -v, --verbose               Log every candidate debug file tried, and why it was
                                 rejected, on stderr.
     -q, --quiet                 Print only errors (and, with --no-open, the URL).
@@ -165,6 +176,13 @@ pub struct SymbolOptions {
     pub windows_symbol_path: Option<String>,
     pub verbose: bool,
     pub quiet: bool,
+    /// Remote sources and their caches (samply's options; see src/remote/).
+    pub breakpad_symbol_servers: Vec<String>,
+    pub breakpad_symbol_cache: Option<PathBuf>,
+    pub windows_symbol_servers: Vec<String>,
+    pub windows_symbol_cache: Option<PathBuf>,
+    /// Binaries under their on-device path: `<dir>/<lib path>`.
+    pub simpleperf_binary_caches: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -228,6 +246,17 @@ fn string(v: OsString, opt: &str) -> Result<String, UsageError> {
     })
 }
 
+fn server_url(v: OsString, opt: &str) -> Result<String, UsageError> {
+    let s = string(v, opt)?;
+    if s.starts_with("http://") || s.starts_with("https://") {
+        Ok(s)
+    } else {
+        Err(UsageError(format!(
+            "{opt}: '{s}' must start with http:// or https://"
+        )))
+    }
+}
+
 /// Parses the arguments after the program name. `profiler_url_env` is `$PROFILER_URL`.
 pub fn parse<I>(args: I, profiler_url_env: Option<String>) -> Result<Invocation, UsageError>
 where
@@ -271,6 +300,21 @@ where
                 symbols.windows_symbol_path =
                     Some(string(parser.value()?, "--windows-symbol-path")?)
             }
+            Long("breakpad-symbol-server") => symbols
+                .breakpad_symbol_servers
+                .push(server_url(parser.value()?, "--breakpad-symbol-server")?),
+            Long("windows-symbol-server") => symbols
+                .windows_symbol_servers
+                .push(server_url(parser.value()?, "--windows-symbol-server")?),
+            Long("breakpad-symbol-cache") => {
+                symbols.breakpad_symbol_cache = Some(parser.value()?.into())
+            }
+            Long("windows-symbol-cache") => {
+                symbols.windows_symbol_cache = Some(parser.value()?.into())
+            }
+            Long("simpleperf-binary-cache") => symbols
+                .simpleperf_binary_caches
+                .push(parser.value()?.into()),
             Short('v') | Long("verbose") => symbols.verbose = true,
             Short('q') | Long("quiet") => symbols.quiet = true,
             Short('n') | Long("no-open") => no_open = true,
@@ -429,6 +473,22 @@ mod tests {
         assert!(p(&["--bogus"]).is_err());
         assert!(p(&["a.json", "b.json"]).is_err());
         assert!(p(&["symbolicate", "a.json"]).is_err());
+        // mach's command line for samply.
+        let inv = p(&[
+            "load",
+            "u.json",
+            "--no-open",
+            "--breakpad-symbol-dir",
+            "d",
+            "--breakpad-symbol-server",
+            "https://symbols.mozilla.org/",
+        ])
+        .unwrap();
+        assert_eq!(
+            inv.symbols.breakpad_symbol_servers,
+            ["https://symbols.mozilla.org/"]
+        );
+        assert!(p(&["--breakpad-symbol-server", "ftp://x"]).is_err());
         assert!(p(&["a.json", "-o", "x"]).is_err());
     }
 }

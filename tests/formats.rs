@@ -389,12 +389,12 @@ fn pdb_found_beside_the_dll_and_in_symstores() {
     }
 
     // A symstore <name>/<ID>/<name>, through --windows-symbol-path and _NT_SYMBOL_PATH
-    // (whose remote server is reported, not fetched).
+    // (whose remote server, here a refused loopback port, is tried and reported).
     let store = dir.join("symstore");
     let at = store.join("mathlib.pdb").join(t.breakpad_id());
     std::fs::create_dir_all(&at).unwrap();
     std::fs::copy(c.join("pe/mathlib.pdb"), at.join("mathlib.pdb")).unwrap();
-    let path = format!("srv*{}*https://symbols.example.invalid/", store.display());
+    let path = format!("srv*{}*http://127.0.0.1:1/", store.display());
     let server = Server::start(&["--windows-symbol-path", &path]);
     let r = server
         .post_json(
@@ -414,7 +414,7 @@ fn pdb_found_beside_the_dll_and_in_symstores() {
         .json();
     let errors = r["results"][0]["module_errors"][format!("mathlib-O0.pdb/{missing}")].to_string();
     assert!(
-        errors.contains("RemoteSkipped") && errors.contains("symbols.example.invalid"),
+        errors.contains("ServerDown") && errors.contains("http://127.0.0.1:1/mathlib-O0.pdb/"),
         "{errors}"
     );
 

@@ -90,7 +90,7 @@ impl Api {
                 Some(p) => match p.read_libs() {
                     Ok(libs) => libs,
                     Err(e) => {
-                        eprintln!(
+                        crate::elog!(
                             "warning: {e}; symbolicating without the profile's library hints"
                         );
                         Vec::new()
@@ -99,7 +99,7 @@ impl Api {
             };
             let list = LibList::new(libs);
             if !self.quiet && self.profile.is_some() {
-                eprintln!(
+                crate::elog!(
                     "Found {} libraries with debug IDs in the profile.",
                     list.len()
                 );
@@ -107,6 +107,45 @@ impl Api {
             self.libs = Some(list);
         }
         self.libs.get_or_insert_with(LibList::default)
+    }
+
+    /// `handle` for the server loop: `None` when the answer waits for a download and
+    /// `may_wait`; the loop parks the request and asks again when downloads progress.
+    pub fn handle_or_wait(
+        &mut self,
+        path: &str,
+        body: &[u8],
+        may_wait: bool,
+    ) -> Option<Result<Vec<u8>, ApiError>> {
+        self.store.take_pending();
+        let answer = self.handle(path, body);
+        if self.store.take_pending() && may_wait {
+            None
+        } else {
+            Some(answer)
+        }
+    }
+
+    /// Reaps and starts downloads; the count of finished ones (it moves on progress).
+    pub fn poll_downloads(&mut self) -> u64 {
+        self.store.remote_mut().map_or(0, |r| {
+            r.poll();
+            r.finished
+        })
+    }
+
+    /// Blocks until a download ends (`query`).
+    pub fn wait_download(&mut self) {
+        if let Some(r) = self.store.remote_mut() {
+            r.wait_any();
+        }
+    }
+
+    /// Stops downloads and removes their partial files.
+    pub fn shutdown(&mut self) {
+        if let Some(r) = self.store.remote_mut() {
+            r.shutdown();
+        }
     }
 
     /// Answers `POST <path>` with `body`: the JSON text of the answer.

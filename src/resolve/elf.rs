@@ -56,7 +56,7 @@ fn find_separate_debug(
 ) -> Option<(PathBuf, Rc<FileBytes>)> {
     let mut reject = |path: &Path, kind: &'static str, why: &str| {
         if ctx.verbose {
-            eprintln!("  {}: {why}, skipped", path.display());
+            crate::elog!("  {}: {why}, skipped", path.display());
         }
         warnings.push(LoadError::new(kind, path, why));
     };
@@ -139,7 +139,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
                 )
             })?;
             if ctx.verbose {
-                eprintln!("  using separate debug file {}", debug_path.display());
+                crate::elog!("  using separate debug file {}", debug_path.display());
             }
             symbols.extend(text_symbols(&debug_file));
             DwarfResolver::new(

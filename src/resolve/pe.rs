@@ -445,7 +445,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
             let sub = LoadContext { path: &c, ..*ctx };
             match load_pdb(bytes, want, &sub) {
                 Ok(m) => return Ok(Module::Pdb(m)),
-                Err(e) if ctx.verbose => eprintln!("  {} ({})", e.message, e.kind),
+                Err(e) if ctx.verbose => crate::elog!("  {} ({})", e.message, e.kind),
                 Err(_) => {}
             }
         }

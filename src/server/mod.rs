@@ -17,6 +17,8 @@ use crate::api::{Api, ApiError};
 use crate::cli::{PortSpec, ServerOptions};
 use crate::profile::ProfileFile;
 
+mod parked;
+
 /// Largest request body accepted (413 beyond, the body left unread).
 pub const MAX_BODY: u64 = 64 << 20;
 /// Open connections at most: with two descriptors each, far below the usual limit of
@@ -128,6 +130,8 @@ pub struct Server {
     api: Api,
     profiler_url: String,
     quiet: bool,
+    /// Requests waiting for downloads, and the one `under_prefix` just asked to park.
+    parked: parked::Parking,
 }
 
 impl Server {
@@ -176,6 +180,7 @@ impl Server {
             api,
             profiler_url: opts.profiler_url.clone(),
             quiet,
+            parked: Default::default(),
         })
     }
 
@@ -208,15 +213,18 @@ impl Server {
 
     /// Serves until Ctrl-C.
     pub fn run(mut self) {
-        // Ctrl-C (SIGINT) ends the process with the default action: nothing here needs
-        // to be finished first (outputs of `symbolicate` are renamed into place whole).
-        loop {
-            match self.http.recv_timeout(Duration::from_millis(200)) {
+        // A short tick: downloads are polled and parked requests answered here.
+        while !crate::signals::stopping() {
+            match self.http.recv_timeout(parked::TICK) {
                 Ok(Some(request)) => self.serve(request),
                 Ok(None) => {}
-                Err(e) => log(format_args!("warning: accepting a connection failed: {e}")),
+                Err(e) => crate::elog!("warning: accepting a connection failed: {e}"),
             }
+            self.answer_parked();
         }
+        self.api.shutdown();
+        crate::signals::finish();
+        crate::elog!("Stopped.");
     }
 
     fn serve(&mut self, mut request: Request) {
@@ -248,32 +256,11 @@ impl Server {
                 true,
             ),
         };
-        // A big answer is written by a thread of its own: a client that reads it slowly
-        // (or not at all) must not hold up the loop. Small ones fit the socket buffers.
-        let big = response.data_length().is_none_or(|n| n > INLINE_WRITE);
-        if big && WRITERS.fetch_add(1, Ordering::SeqCst) < MAX_WRITERS {
-            let path = path.to_string();
-            let spawned = std::thread::Builder::new().spawn(move || {
-                if let Err(e) = request.respond(response) {
-                    log(format_args!(
-                        "warning: sending a response to {path} failed: {e}"
-                    ));
-                }
-                WRITERS.fetch_sub(1, Ordering::SeqCst);
-            });
-            if spawned.is_err() {
-                WRITERS.fetch_sub(1, Ordering::SeqCst);
-            }
+        if let Some((api_path, body)) = self.parked.to_park.take() {
+            self.park(request, api_path, body);
             return;
         }
-        if big {
-            WRITERS.fetch_sub(1, Ordering::SeqCst);
-        }
-        if let Err(e) = request.respond(response) {
-            log(format_args!(
-                "warning: sending a response to {path} failed: {e}"
-            ));
-        }
+        send(request, response, path);
     }
 
     fn under_prefix(
@@ -290,15 +277,19 @@ impl Server {
             (Method::Post, api_path) if api_path.len() > 1 => match read_body(request) {
                 Ok(body) => {
                     let started = std::time::Instant::now();
-                    let answer = self.api.handle(api_path, &body);
+                    let Some(answer) = self.api.handle_or_wait(api_path, &body, true) else {
+                        // Answered later, from the loop, when its downloads are done.
+                        self.parked.to_park = Some((api_path.to_string(), body));
+                        return json_bytes(202, Vec::new(), true);
+                    };
                     if !self.quiet {
                         // Progress on long work: what each request cost.
-                        log(format_args!(
+                        crate::elog!(
                             "{api_path}: {} bytes in, {} out, {:.0} ms",
                             body.len(),
                             answer.as_ref().map_or(0, Vec::len),
                             started.elapsed().as_secs_f64() * 1000.0
-                        ));
+                        );
                     }
                     match answer {
                         Ok(text) => json_bytes(200, text, true),
@@ -401,10 +392,29 @@ fn preflight(request: &Request) -> Response<Box<dyn Read + Send>> {
     r
 }
 
-/// A line on stderr; a closed stderr (the reader went away) is not an error.
-fn log(args: fmt::Arguments<'_>) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{args}");
+/// Writes an answer. A big one is written by a thread of its own: a client that reads it
+/// slowly (or not at all) must not hold up the loop. Small ones fit the socket buffers.
+fn send(request: Request, response: Response<Box<dyn Read + Send>>, path: &str) {
+    let big = response.data_length().is_none_or(|n| n > INLINE_WRITE);
+    if big && WRITERS.fetch_add(1, Ordering::SeqCst) < MAX_WRITERS {
+        let path = path.to_string();
+        let spawned = std::thread::Builder::new().spawn(move || {
+            if let Err(e) = request.respond(response) {
+                crate::elog!("warning: sending a response to {path} failed: {e}");
+            }
+            WRITERS.fetch_sub(1, Ordering::SeqCst);
+        });
+        if spawned.is_err() {
+            WRITERS.fetch_sub(1, Ordering::SeqCst);
+        }
+        return;
+    }
+    if big {
+        WRITERS.fetch_sub(1, Ordering::SeqCst);
+    }
+    if let Err(e) = request.respond(response) {
+        crate::elog!("warning: sending a response to {path} failed: {e}");
+    }
 }
 
 /// The answer to a request whose `Host` is not this server's (DNS rebinding), decided

@@ -13,6 +13,7 @@ use std::rc::Rc;
 use crate::cli::SymbolOptions;
 use crate::debugid;
 use crate::profile::libs::Lib;
+use crate::remote::{Lookup, Remote};
 use crate::resolve::sidecar::{self, SidecarModule};
 use crate::resolve::{self, Companion, LoadContext, LoadError, Module, Symbolized};
 use crate::store::zip::ZipArchive;
@@ -118,8 +119,10 @@ pub struct SymbolStore {
     opts: SymbolOptions,
     /// Local folders of `--windows-symbol-path` / `_NT_SYMBOL_PATH`.
     symstores: Vec<PathBuf>,
-    /// Remote entries of that path: reported, never fetched.
-    remote_symstores: Vec<String>,
+    /// Servers, debuginfod and their caches (step 7); `None` without any.
+    remote: Option<Remote>,
+    /// Set when a module waits for a download (see `take_pending`).
+    pending: bool,
     archives: Vec<Archive>,
     /// The profile's `.syms.json`, parsed on first need; its modules are taken out as
     /// they are used.
@@ -134,16 +137,9 @@ pub struct SymbolStore {
 impl SymbolStore {
     pub fn new(opts: SymbolOptions, nt_symbol_path: Option<String>) -> SymbolStore {
         let mut symstores = Vec::new();
-        let mut remote_symstores = Vec::new();
+        // Their servers are fetched from by `remote`.
         for value in opts.windows_symbol_path.iter().chain(nt_symbol_path.iter()) {
-            let (l, r) = parse_symbol_path(value);
-            symstores.extend(l);
-            remote_symstores.extend(r);
-        }
-        if !opts.quiet {
-            for r in &remote_symstores {
-                eprintln!("note: remote symbol server {r} skipped (only local files are read)");
-            }
+            symstores.extend(parse_symbol_path(value).0);
         }
         let archives = opts
             .symbols_zips
@@ -156,7 +152,8 @@ impl SymbolStore {
         SymbolStore {
             opts,
             symstores,
-            remote_symstores,
+            remote: None,
+            pending: false,
             archives,
             sidecar: None,
             cache: Vec::new(),
@@ -195,7 +192,7 @@ impl SymbolStore {
 
     fn log(&self, msg: impl FnOnce() -> String) {
         if self.opts.verbose {
-            eprintln!("{}", msg());
+            crate::elog!("{}", msg());
         }
     }
 
@@ -281,8 +278,17 @@ impl SymbolStore {
         });
         for c in candidates {
             match self.try_candidate(&c, breakpad_id) {
-                Ok(module) => {
+                Ok(mut module) => {
                     self.log(|| format!("  {c:?}: using it"));
+                    if crate::remote::glue::wants_debuginfod(self.remote.as_ref(), &module) {
+                        // An ELF without DWARF: debuginfod may have it.
+                        let mut e = Vec::new();
+                        match self.ask_remote(debug_name, breakpad_id, lib, true, &mut e) {
+                            Lookup::Found(m) => module = m,
+                            Lookup::Pending => return Err(e),
+                            Lookup::Absent => {}
+                        }
+                    }
                     let module = Rc::new(LoadedModule::new(module));
                     self.insert(debug_name, breakpad_id, module.clone());
                     return Ok(module);
@@ -303,11 +309,13 @@ impl SymbolStore {
             Some(Err(e)) => errors.push(e),
             None => {}
         }
-        for r in &self.remote_symstores {
-            errors.push(LoadError {
-                kind: "RemoteSkipped",
-                message: format!("{r}: remote symbol servers are not fetched from"),
-            });
+        // 7. Remote sources.
+        if let Lookup::Found(module) =
+            self.ask_remote(debug_name, breakpad_id, lib, false, &mut errors)
+        {
+            let module = Rc::new(LoadedModule::new(module));
+            self.insert(debug_name, breakpad_id, module.clone());
+            return Ok(module);
         }
         if errors.is_empty() {
             errors.push(LoadError {
@@ -318,6 +326,53 @@ impl SymbolStore {
             });
         }
         Err(errors)
+    }
+
+    /// Remote sources for this store (the server turns `blocking` off).
+    pub fn set_remote(&mut self, remote: Option<Remote>) {
+        self.remote = remote;
+    }
+
+    pub fn remote_mut(&mut self) -> Option<&mut Remote> {
+        self.remote.as_mut()
+    }
+
+    /// Whether a module asked for since the last call waits for a download.
+    pub fn take_pending(&mut self) -> bool {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Step 7, through the same file check as local candidates.
+    fn ask_remote(
+        &mut self,
+        debug_name: &str,
+        breakpad_id: &str,
+        lib: Option<&Lib>,
+        debuginfod_only: bool,
+        errors: &mut Vec<LoadError>,
+    ) -> Lookup {
+        let Some(mut remote) = self.remote.take() else {
+            return Lookup::Absent;
+        };
+        let found = remote.find(
+            debug_name,
+            breakpad_id,
+            lib,
+            debuginfod_only,
+            &mut |p| self.try_file(p, breakpad_id),
+            errors,
+        );
+        self.remote = Some(remote);
+        if let Lookup::Pending = found {
+            self.pending = true;
+            errors.push(LoadError {
+                kind: "DownloadPending",
+                message: format!(
+                    "{debug_name}/{breakpad_id}: still downloading; ask again for the full answer"
+                ),
+            });
+        }
+        found
     }
 
     fn insert(&mut self, debug_name: &str, breakpad_id: &str, module: Rc<LoadedModule>) {

@@ -147,6 +147,12 @@ impl SymbolStore {
                 ));
             }
         }
+        // samply's --simpleperf-binary-cache: binaries under their on-device path.
+        if let Some(rel) = lib.and_then(|l| crate::remote::glue::device_path(l)) {
+            for dir in &self.opts.simpleperf_binary_caches {
+                files.push(dir.join(rel));
+            }
+        }
         // 4. --symbol-dir folders (a dSYM bundle there before the bare binary).
         for dir in &self.opts.symbol_dirs {
             for n in [plain.then_some(debug_name), name].into_iter().flatten() {

@@ -113,6 +113,8 @@ impl Server {
             .args(["load", "--no-open", "-P", "0", "--address", "127.0.0.1"])
             .args(args)
             .env_remove("PROFILER_URL")
+            // A developer's debuginfod setting must not send tests to the network.
+            .env_remove("DEBUGINFOD_URLS")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -241,6 +243,7 @@ pub fn query_stdin(args: &[&str], env: &[(&str, &str)], request: &Value) -> Valu
     let mut child = Command::new(BIN)
         .arg("query")
         .args(args)
+        .env_remove("DEBUGINFOD_URLS")
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -1,0 +1,95 @@
+//! Requests that wait for downloads. The loop never sits in a download: such a request is
+//! kept (tiny_http lets a `Request` be answered later) with a deadline, the loop serves
+//! others, and answers it when its downloads are done or the budget is spent (then from
+//! what is there; the downloads go on for later requests).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tiny_http::Request;
+
+use super::{Server, error_response, json_bytes, json_response};
+
+/// How often the loop polls downloads.
+pub const TICK: Duration = Duration::from_millis(25);
+/// The longest a request waits for downloads: under the 15 s a client may be promised,
+/// although sources tried one after the other may each stall 10 s.
+pub const BUDGET: Duration = Duration::from_secs(14);
+
+pub struct Waiting {
+    request: Request,
+    api_path: String,
+    body: Vec<u8>,
+    since: Instant,
+}
+
+#[derive(Default)]
+pub struct Parking {
+    waiting: Vec<Waiting>,
+    /// Set by `under_prefix` for `serve`: park this request instead of answering.
+    pub to_park: Option<(String, Vec<u8>)>,
+    /// Downloads finished when the parked requests were last tried.
+    seen: u64,
+}
+
+impl Server {
+    pub(super) fn park(&mut self, request: Request, api_path: String, body: Vec<u8>) {
+        self.parked.waiting.push(Waiting {
+            request,
+            api_path,
+            body,
+            since: Instant::now(),
+        });
+    }
+
+    /// Polls downloads; answers the parked requests they were waiting for, and those
+    /// whose budget is spent.
+    pub(super) fn answer_parked(&mut self) {
+        let finished = self.api.poll_downloads();
+        if self.parked.waiting.is_empty() {
+            return;
+        }
+        let progress = finished != self.parked.seen;
+        self.parked.seen = finished;
+        let mut i = 0;
+        while i < self.parked.waiting.len() {
+            let w = &self.parked.waiting[i];
+            let late = w.since.elapsed() >= BUDGET;
+            if !progress && !late {
+                i += 1;
+                continue;
+            }
+            let (path, body) = (
+                w.api_path.clone(),
+                std::mem::take(&mut self.parked.waiting[i].body),
+            );
+            let answer = catch_unwind(AssertUnwindSafe(|| {
+                self.api.handle_or_wait(&path, &body, !late)
+            }));
+            let response = match answer {
+                Ok(None) => {
+                    self.parked.waiting[i].body = body;
+                    i += 1;
+                    continue;
+                }
+                Ok(Some(Ok(text))) => json_bytes(200, text, true),
+                Ok(Some(Err(e))) => error_response(&e),
+                Err(_) => json_response(
+                    500,
+                    &json!({"error": "internal error while answering this request (see the server's stderr)"}),
+                    true,
+                ),
+            };
+            let w = self.parked.waiting.swap_remove(i);
+            if !self.quiet {
+                crate::elog!(
+                    "{path}: {} bytes in, answered after {:.0} ms of downloads",
+                    body.len(),
+                    w.since.elapsed().as_secs_f64() * 1000.0
+                );
+            }
+            super::send(w.request, response, &path);
+        }
+    }
+}
