@@ -162,7 +162,13 @@ pub fn symbolicate(
         let offsets: Vec<u64> = work.offsets.iter().copied().collect();
         match store.module(name, &work.lib.breakpad_id, Some(&work.lib)) {
             Ok(module) => {
-                work.results = module.lookup_sorted(&offsets);
+                work.results = match module.lookup_sorted(&offsets) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        crate::elog!("warning: {name}: {} ({})", e.message, e.kind);
+                        vec![None; offsets.len()]
+                    }
+                };
                 let n = work.results.iter().filter(|r| r.is_some()).count();
                 summary.push(format!(
                     "  found   {name}: {n} of {} addresses",

@@ -208,6 +208,7 @@ impl Api {
         })?;
         let sym = module
             .lookup_sorted(&[req.module_offset])
+            .map_err(|e| format!("{} ({})", e.message, e.kind))?
             .pop()
             .flatten()
             .ok_or_else(|| {
@@ -259,10 +260,12 @@ impl Api {
             let answer = match self.store.module(name, id, lib.as_ref()) {
                 Ok(module) => {
                     let offsets: Vec<u64> = offsets.into_iter().collect();
-                    let results = module.lookup_sorted(&offsets);
-                    ModuleAnswer::Found {
-                        module,
-                        by_offset: offsets.into_iter().zip(results).collect(),
+                    match module.lookup_sorted(&offsets) {
+                        Ok(results) => ModuleAnswer::Found {
+                            module,
+                            by_offset: offsets.into_iter().zip(results).collect(),
+                        },
+                        Err(e) => ModuleAnswer::Missing(vec![e]),
                     }
                 }
                 Err(errors) => ModuleAnswer::Missing(errors),

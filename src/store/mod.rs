@@ -55,7 +55,26 @@ pub type OffsetMap<V> =
 pub struct LoadedModule {
     module: Module,
     memo: std::cell::RefCell<OffsetMap<Option<Rc<Symbolized>>>>,
+    /// Set when a lookup panicked (a parser bug met a corrupt file): the module answers
+    /// nothing more, and the store drops it for a remembered error.
+    failed: std::cell::RefCell<Option<LoadError>>,
 }
+
+/// What a panic inside a format's code becomes: an error of that module alone.
+fn panic_error(what: &str, payload: &(dyn std::any::Any + Send)) -> LoadError {
+    let why = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    LoadError {
+        kind: "ParseError",
+        message: format!("{what}: the parser failed on this file ({why})"),
+    }
+}
+
+/// Modules remembered as making a parser panic (beyond that, they are tried again).
+const MAX_POISONED: usize = 4096;
 
 /// Answers kept per module before the memo starts over.
 const MAX_MEMO: usize = 1 << 20;
@@ -72,11 +91,32 @@ impl LoadedModule {
         LoadedModule {
             module,
             memo: Default::default(),
+            failed: Default::default(),
         }
     }
 
-    /// Resolves ascending offsets: remembered answers, then one pass over the others.
-    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Rc<Symbolized>>> {
+    /// Resolves ascending offsets: remembered answers, then one pass over the others. A
+    /// panic in the format's code fails this module only.
+    pub fn lookup_sorted(&self, offsets: &[u64]) -> Result<Vec<Option<Rc<Symbolized>>>, LoadError> {
+        if let Some(e) = self.failed.borrow().as_ref() {
+            return Err(e.clone());
+        }
+        let looked =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.lookup_inner(offsets)));
+        looked.map_err(|p| {
+            let e = panic_error("looking up addresses", &*p);
+            *self.failed.borrow_mut() = Some(e.clone());
+            self.memo.borrow_mut().clear();
+            e
+        })
+    }
+
+    /// The error of a module whose lookups failed.
+    pub fn failure(&self) -> Option<LoadError> {
+        self.failed.borrow().clone()
+    }
+
+    fn lookup_inner(&self, offsets: &[u64]) -> Vec<Option<Rc<Symbolized>>> {
         let mut memo = self.memo.borrow_mut();
         let missing: Vec<u64> = offsets
             .iter()
@@ -128,6 +168,11 @@ pub struct SymbolStore {
     /// they are used.
     sidecar: Option<(PathBuf, Option<Result<SidecarModules, LoadError>>)>,
     cache: Vec<CacheEntry>,
+    /// Modules whose files made a parser panic: answered with that error from then on,
+    /// never parsed again (bounded: one entry per module asked for).
+    poisoned: Vec<(String, String, LoadError)>,
+    /// The panic of the candidate just tried, if it panicked.
+    panicked: Option<LoadError>,
     max_modules: usize,
     max_bytes: u64,
     clock: u64,
@@ -157,6 +202,8 @@ impl SymbolStore {
             archives,
             sidecar: None,
             cache: Vec::new(),
+            poisoned: Vec::new(),
+            panicked: None,
             max_modules: DEFAULT_MAX_MODULES,
             max_bytes: DEFAULT_MAX_BYTES,
             clock: 0,
@@ -197,6 +244,21 @@ impl SymbolStore {
     }
 
     fn try_candidate(&mut self, c: &Candidate, breakpad_id: &str) -> Result<Module, LoadError> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.try_candidate_inner(c, breakpad_id)
+        }))
+        .unwrap_or_else(|p| {
+            let e = panic_error(&format!("{c:?}"), &*p);
+            self.panicked = Some(e.clone());
+            Err(e)
+        })
+    }
+
+    fn try_candidate_inner(
+        &mut self,
+        c: &Candidate,
+        breakpad_id: &str,
+    ) -> Result<Module, LoadError> {
         match c {
             Candidate::File(path) => self.try_file(path, breakpad_id),
             Candidate::ZipEntry(i, entry) => {
@@ -252,7 +314,17 @@ impl SymbolStore {
             .find(|e| e.debug_name == debug_name && debugid::same_id(&e.breakpad_id, breakpad_id))
         {
             e.last_used = clock;
+            if let Some(err) = e.module.failure() {
+                return Err(vec![err]);
+            }
             return Ok(e.module.clone());
+        }
+        if let Some((_, _, e)) = self
+            .poisoned
+            .iter()
+            .find(|(n, i, _)| n == debug_name && debugid::same_id(i, breakpad_id))
+        {
+            return Err(vec![e.clone()]);
         }
         if !debugid::is_valid(breakpad_id) {
             return Err(vec![LoadError {
@@ -262,6 +334,7 @@ impl SymbolStore {
         }
         let candidates = self.candidates(debug_name, breakpad_id, lib);
         let mut errors = Vec::new();
+        let mut poison = None;
         if !is_plain_name(debug_name) {
             errors.push(LoadError {
                 kind: "InvalidDebugName",
@@ -295,6 +368,9 @@ impl SymbolStore {
                 }
                 Err(e) => {
                     self.log(|| format!("  {} ({})", e.message, e.kind));
+                    if self.panicked.take().is_some() {
+                        poison = Some(e.clone());
+                    }
                     errors.push(e);
                 }
             }
@@ -316,6 +392,12 @@ impl SymbolStore {
             let module = Rc::new(LoadedModule::new(module));
             self.insert(debug_name, breakpad_id, module.clone());
             return Ok(module);
+        }
+        if let Some(e) = poison
+            && self.poisoned.len() < MAX_POISONED
+        {
+            self.poisoned
+                .push((debug_name.to_string(), breakpad_id.to_string(), e));
         }
         if errors.is_empty() {
             errors.push(LoadError {
