@@ -10,7 +10,6 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 use super::bytes::{Bytes, FileBytes};
 use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
-use super::symtab::SymbolTable;
 use super::{LoadContext, LoadError};
 use crate::debugid;
 
@@ -75,7 +74,7 @@ fn has_debug_info(file: &object::File<'_>) -> bool {
 pub fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
     file.symbols()
         .chain(file.dynamic_symbols())
-        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0 && s.is_definition())
         .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
         .collect()
 }
@@ -203,12 +202,13 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
             .map_err(|e| LoadError::new("ParseError", path, e))?,
     };
     let debug_file = separate.map_or_else(|| path.to_path_buf(), |(p, _)| p);
+    let symbols = super::funcs::elf_table(&file, base, symbols, path, &mut warnings);
     Ok(NativeModule {
         debug_file,
         base,
         code,
         dwarf,
-        symbols: SymbolTable::new(symbols),
+        symbols,
         warnings,
     })
 }

@@ -2,7 +2,7 @@
 //! hold code, DWARF, and a symbol table.
 
 use super::dwarf::DwarfResolver;
-use super::symtab::SymbolTable;
+use super::funcs::FunctionTable;
 use super::{LoadError, Symbolized};
 
 pub struct NativeModule {
@@ -15,7 +15,8 @@ pub struct NativeModule {
     /// discarded code (placed at address 0 by the linker) may claim.
     pub code: Vec<(u64, u64)>,
     pub dwarf: Option<DwarfResolver>,
-    pub symbols: SymbolTable,
+    /// Functions from symbols and unwind tables: the fallback where DWARF has nothing.
+    pub symbols: FunctionTable,
     /// Companion files found but rejected (e.g. a `.gnu_debuglink` target whose CRC
     /// differs): reported in `module_errors` although the module itself was found.
     pub warnings: Vec<LoadError>,

@@ -465,7 +465,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
             }
         }
     }
-    // No PDB: exports, each reaching to the next one or the end of its section.
+    // No PDB: exports and unwind tables.
     let text: Vec<(u64, u64)> = file
         .sections()
         .filter(|s| s.kind() == SectionKind::Text)
@@ -486,7 +486,9 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
             Some((address, String::from_utf8_lossy(name).into_owned()))
         })
         .collect();
-    let symbols = SymbolTable::new(super::symtab::sized_to_next(exports, &text));
+    // Exports carry no size: `.pdata` bounds them and finds the functions they omit.
+    let exports = exports.into_iter().map(|(a, n)| (a, 0, n)).collect();
+    let symbols = super::funcs::pe_table(&file, data, exports, &text);
     Ok(Module::Native(Box::new(NativeModule {
         debug_file: path.to_path_buf(),
         base,
