@@ -168,6 +168,7 @@ fn check_stripped(full: &Path) {
     }
     let offsets: Vec<u64> = cases.iter().map(|c| c.0).collect();
     let frames = ask(&stripped, &offsets);
+    assert_eq!(frames.len(), offsets.len());
     let mut bad = Vec::new();
     for ((offset, want), frame) in cases.iter().zip(&frames) {
         let got = frame["function"]
@@ -252,6 +253,7 @@ fn symbol_names_plt_stubs_and_zero_size_symbols() {
         cases.push((addr + 6, addr, label));
     }
     let frames = ask(&bin, &cases.iter().map(|c| c.0).collect::<Vec<_>>());
+    assert_eq!(frames.len(), cases.len());
     for ((addr, start, name), frame) in cases.iter().zip(&frames) {
         assert_eq!(frame["function"], json!(name), "at {addr:#x}: {frame}");
         assert_eq!(start_of(frame), Some(*start), "at {addr:#x}: {frame}");
@@ -294,6 +296,7 @@ rm mini.debug
         offsets.extend([*a, a + s / 2, a + s - 1]);
     }
     let frames = ask(&mini, &offsets);
+    assert_eq!(frames.len(), offsets.len());
     for (i, frame) in frames.iter().enumerate() {
         let (a, _, n) = &locals[i / 3];
         assert_eq!(frame["function"], json!(n), "{frame}");
