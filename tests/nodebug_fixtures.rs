@@ -90,7 +90,9 @@ fn check_pe(file: &str, debug_name: &str) {
             (parse_hex(r), name)
         })
         .collect();
-    let mut cases: Vec<(u64, Option<(String, u64, u64)>)> = Vec::new();
+    // (module offset, expected name, start and size; None: no function)
+    type Case = (u64, Option<(String, u64, u64)>);
+    let mut cases: Vec<Case> = Vec::new();
     for (&s, &e) in starts.iter().zip(&ends) {
         let name = exports
             .iter()
