@@ -5,6 +5,7 @@ mod app;
 mod ci;
 mod cli;
 mod debugid;
+mod hint;
 mod jsonscan;
 mod jsonwrite;
 mod libs;

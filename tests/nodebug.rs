@@ -304,3 +304,49 @@ rm mini.debug
     }
     assert!(locals.iter().any(|l| l.2 == "helper2"));
 }
+
+/// One stderr line per module says where its symbols came from and how to get better
+/// ones; `-v` lists the build-ID paths looked at; `-q` silences both.
+#[test]
+fn stderr_says_where_symbols_came_from() {
+    use std::io::Write;
+    let dir = scratch("nodebug-hint");
+    let Some(bin) = build(&dir, "hinted", &[]) else {
+        return;
+    };
+    run("strip", &["--strip-all", bin.to_str().unwrap()], &dir).unwrap();
+    let request = json!({ "jobs": [job("hinted", &debug_id(&bin), &[0x1000, 0x1010])] });
+    let stderr = |flags: &[&str]| {
+        let mut child = Command::new(common::BIN)
+            .arg("query")
+            .args(flags)
+            .args(["--symbol-dir", dir.to_str().unwrap(), "/symbolicate/v5"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(request.to_string().as_bytes()).unwrap();
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let normal = stderr(&[]);
+    let line = normal
+        .lines()
+        .find(|l| l.starts_with("hinted: "))
+        .unwrap_or_else(|| panic!("no line for the module in {normal:?}"));
+    assert!(line.contains("symbol table and unwind tables"), "{line}");
+    assert!(
+        line.contains("-dbgsym") && line.contains("debuginfo-install"),
+        "{line}"
+    );
+    assert!(line.contains("DEBUGINFOD_URLS"), "{line}");
+    let verbose = stderr(&["-v"]);
+    assert!(
+        verbose.contains("/usr/lib/debug/.build-id/") && verbose.contains("no file (by build ID)"),
+        "{verbose}"
+    );
+    assert_eq!(stderr(&["-q"]), "");
+}

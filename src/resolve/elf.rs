@@ -1,7 +1,7 @@
 //! ELF resolver: DWARF (in the file, or in a separate debug file it points to), then the
 //! `.symtab`/`.dynsym` symbols.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -96,6 +96,12 @@ fn find_separate_debug(
         }
         warnings.push(LoadError::new(kind, path, why));
     };
+    // -v lists every place looked at, found or not.
+    let not_found = |path: &Path, how: &str| {
+        if ctx.verbose {
+            let _ = writeln!(std::io::stderr(), "  {}: no file ({how})", path.display());
+        }
+    };
     if let Ok(Some(build_id)) = file.build_id()
         && build_id.len() > 1
     {
@@ -120,6 +126,8 @@ fn find_separate_debug(
                     "UnmatchedDebugId",
                     "its build ID differs from the binary's",
                 );
+            } else {
+                not_found(&path, "by build ID");
             }
         }
     }
@@ -151,6 +159,8 @@ fn find_separate_debug(
                     sum.sum()
                 ),
             );
+        } else {
+            not_found(&path, "by .gnu_debuglink");
         }
     }
     None

@@ -191,6 +191,11 @@ impl FunctionTable {
         self.entries.len()
     }
 
+    /// How many functions have a name from a symbol.
+    pub fn named(&self) -> usize {
+        self.entries.iter().filter(|e| e.name.is_some()).count()
+    }
+
     /// The function holding `addr`: name (raw), start and size.
     fn find(&self, addr: u64) -> Option<(Option<&Text>, u64, u64, u64)> {
         let i = self.entries.partition_point(|e| e.start <= addr);

@@ -50,8 +50,11 @@ fn xz_decompress(packed: &[u8]) -> Result<Vec<u8>, String> {
         .ok_or("xz: no stdout")?
         .take(MAX_OUTPUT + 1)
         .read_to_end(&mut out);
-    // Past the bound xz is stopped rather than waited for.
-    let _ = child.kill();
+    // Past the bound xz is stopped rather than waited for (before it, xz has closed its
+    // output and is exiting: killing it then would race with its exit status).
+    if out.len() as u64 > MAX_OUTPUT {
+        let _ = child.kill();
+    }
     let status = child.wait();
     let _ = writer.join();
     read.map_err(|e| format!("xz: {e}"))?;
