@@ -214,3 +214,118 @@ pub fn pe_padding_ranges(code: &[u8], addr: u64) -> Vec<Range> {
         .map(|(s, e)| Range::new(addr + s as u64, addr + e as u64))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(b: &mut [u8], at: usize, v: &[u8]) {
+        b[at..at + v.len()].copy_from_slice(v);
+    }
+
+    /// A minimal PE32+ image: one section holding code, `.pdata` and unwind infos, with
+    /// one function and a chained part of it (as MSVC emits for shrink-wrapped code).
+    fn image() -> Vec<u8> {
+        let mut b = vec![0u8; 0x400];
+        put(&mut b, 0, b"MZ");
+        put(&mut b, 0x3c, &0x40u32.to_le_bytes());
+        put(&mut b, 0x40, b"PE\0\0");
+        put(&mut b, 0x44, &0x8664u16.to_le_bytes()); // AMD64
+        put(&mut b, 0x46, &1u16.to_le_bytes()); // one section
+        put(&mut b, 0x54, &240u16.to_le_bytes()); // optional header size
+        put(&mut b, 0x56, &0x2022u16.to_le_bytes());
+        let opt = 0x58;
+        put(&mut b, opt, &0x20bu16.to_le_bytes()); // PE32+
+        put(&mut b, opt + 24, &0x1_8000_0000u64.to_le_bytes());
+        put(&mut b, opt + 32, &0x1000u32.to_le_bytes());
+        put(&mut b, opt + 36, &0x200u32.to_le_bytes());
+        put(&mut b, opt + 56, &0x2000u32.to_le_bytes());
+        put(&mut b, opt + 60, &0x200u32.to_le_bytes());
+        put(&mut b, opt + 108, &16u32.to_le_bytes());
+        put(&mut b, opt + 112 + 3 * 8, &0x1100u32.to_le_bytes()); // exception dir
+        put(&mut b, opt + 112 + 3 * 8 + 4, &24u32.to_le_bytes());
+        let sh = opt + 240;
+        put(&mut b, sh, b".text\0\0\0");
+        put(&mut b, sh + 8, &0x200u32.to_le_bytes());
+        put(&mut b, sh + 12, &0x1000u32.to_le_bytes());
+        put(&mut b, sh + 16, &0x200u32.to_le_bytes());
+        put(&mut b, sh + 20, &0x200u32.to_le_bytes());
+        put(&mut b, sh + 36, &0x6000_0020u32.to_le_bytes());
+        let rva = |r: usize| 0x200 + r - 0x1000;
+        for (i, (begin, end, info)) in [(0x1000u32, 0x1040u32, 0x1180u32), (0x1080, 0x10a0, 0x1190)]
+            .into_iter()
+            .enumerate()
+        {
+            let at = rva(0x1100) + 12 * i;
+            put(&mut b, at, &begin.to_le_bytes());
+            put(&mut b, at + 4, &end.to_le_bytes());
+            put(&mut b, at + 8, &info.to_le_bytes());
+        }
+        put(&mut b, rva(0x1180), &[0x01, 0, 0, 0]);
+        // UNW_FLAG_CHAININFO, no codes, then the primary's RUNTIME_FUNCTION.
+        put(&mut b, rva(0x1190), &[0x01 | (4 << 3), 0, 0, 0]);
+        put(&mut b, rva(0x1194), &0x1000u32.to_le_bytes());
+        put(&mut b, rva(0x1198), &0x1040u32.to_le_bytes());
+        put(&mut b, rva(0x119c), &0x1180u32.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn chained_pdata_entries_point_at_their_primary() {
+        let base = 0x1_8000_0000;
+        assert_eq!(
+            pe_ranges(&image()),
+            [
+                Range::new(base + 0x1000, base + 0x1040),
+                Range {
+                    start: base + 0x1080,
+                    end: base + 0x10a0,
+                    primary: Some((base + 0x1000, base + 0x1040)),
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn corrupt_tables_give_no_panic() {
+        let mut b = image();
+        // The exception directory runs past the section, a chain points nowhere.
+        put(
+            &mut b,
+            0x58 + 112 + 3 * 8 + 4,
+            &0xffff_fff0u32.to_le_bytes(),
+        );
+        let _ = pe_ranges(&b);
+        for cut in [0, 10, 0x60, 0x150, 0x300] {
+            let _ = pe_ranges(&b[..cut]);
+            let _ = macho_function_starts(&b[..cut], 0);
+        }
+        let mut m = vec![0u8; 64];
+        put(&mut m, 0, &0xfeed_facfu32.to_le_bytes());
+        put(&mut m, 16, &3u32.to_le_bytes());
+        put(&mut m, 32, &0x26u32.to_le_bytes());
+        put(&mut m, 36, &16u32.to_le_bytes());
+        put(&mut m, 40, &0xffff_0000u32.to_le_bytes());
+        assert!(macho_function_starts(&m, 0).is_empty());
+    }
+
+    #[test]
+    fn padding_splits_functions() {
+        // f: 0x00..0x05 (ret), int3 padding, g at 0x10, ret + one int3, h at 0x20.
+        let mut code = vec![0x90u8; 0x30];
+        code[4] = 0xc3;
+        code[5..0x10].fill(0xcc);
+        code[0x1e] = 0xc3;
+        code[0x1f] = 0xcc;
+        code[0x2f] = 0xc3;
+        let r = pe_padding_ranges(&code, 0x1000);
+        assert_eq!(
+            r,
+            [
+                Range::new(0x1000, 0x1005),
+                Range::new(0x1010, 0x101f),
+                Range::new(0x1020, 0x1030)
+            ]
+        );
+    }
+}
