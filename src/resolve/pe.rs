@@ -2,7 +2,7 @@
 //! into owned tables), public symbols as fallback; the PE export table when there is no PDB.
 
 use std::collections::HashMap;
-use std::io::Cursor;
+use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 
 use object::{Object, ObjectSection, SectionKind};
@@ -463,6 +463,8 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
                 Err(e) if ctx.verbose => eprintln!("  {} ({})", e.message, e.kind),
                 Err(_) => {}
             }
+        } else if ctx.verbose {
+            let _ = writeln!(std::io::stderr(), "  {}: no PDB there", c.display());
         }
     }
     // No PDB: exports and unwind tables.
