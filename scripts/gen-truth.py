@@ -342,8 +342,10 @@ def symtab(path, macho):
         if macho:
             if len(f) == 3 and f[1] in "tT":
                 syms.append([f[2], int(f[0], 16), None])
-        elif len(f) == 4 and f[2] in "tTwW" and int(f[1], 16) > 0:
-            syms.append([f[3], int(f[0], 16), int(f[1], 16)])
+        elif len(f) == 4 and f[2] in "tTwW":
+            # Zero-size symbols (crtstuff's register_tm_clones, _fini) are functions too:
+            # their size is unknown, not zero.
+            syms.append([f[3], int(f[0], 16), int(f[1], 16) or None])
         elif len(f) == 3 and f[1] in "tT":
             syms.append([f[2], int(f[0], 16), None])
     syms.sort(key=lambda s: s[1])

@@ -171,8 +171,9 @@ pub fn symbolicate(
                 };
                 let n = work.results.iter().filter(|r| r.is_some()).count();
                 summary.push(format!(
-                    "  found   {name}: {n} of {} addresses",
-                    offsets.len()
+                    "  found   {name}: {n} of {} addresses; {}",
+                    offsets.len(),
+                    crate::hint::found(name, &module, Some(&work.lib))
                 ));
             }
             Err(errors) => {
@@ -180,9 +181,10 @@ pub fn symbolicate(
                     .first()
                     .map_or(String::new(), |e| format!("{} ({})", e.message, e.kind));
                 summary.push(format!(
-                    "  missing {name}: {} addresses left as they are; {} candidate(s) tried, first: {why}",
+                    "  missing {name}: {} addresses left as they are; {} candidate(s) tried, first: {why}; {}",
                     offsets.len(),
-                    errors.len()
+                    errors.len(),
+                    crate::hint::missing(name, &errors, Some(&work.lib))
                 ));
             }
         }

@@ -1109,7 +1109,7 @@ fn query_waits_for_its_downloads_and_says_once_when_curl_is_missing() {
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
-        stderr.matches("curl is not installed").count(),
+        stderr.matches("warning: curl is not installed").count(),
         1,
         "{stderr}"
     );

@@ -48,6 +48,8 @@ pub struct Api {
     root_libs: Option<LibList>,
     libs: Option<LibList>,
     quiet: bool,
+    /// Modules whose symbol source was reported on stderr already.
+    told: BTreeSet<(String, String)>,
 }
 
 impl Api {
@@ -58,6 +60,7 @@ impl Api {
             root_libs: None,
             libs: None,
             quiet,
+            told: BTreeSet::new(),
         }
     }
 
@@ -257,7 +260,16 @@ impl Api {
         let mut answers: HashMap<(&str, &str), ModuleAnswer> = HashMap::new();
         for ((name, id), offsets) in wanted {
             let lib = self.lib(name, id);
-            let answer = match self.store.module(name, id, lib.as_ref()) {
+            let answer = self.store.module(name, id, lib.as_ref());
+            if !self.quiet && self.told.insert((name.to_string(), id.to_string())) {
+                let line = match &answer {
+                    Ok(module) => crate::hint::found(name, module, lib.as_ref()),
+                    Err(errors) => crate::hint::missing(name, errors, lib.as_ref()),
+                };
+                // A closed stderr must not stop the answer.
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }
+            let answer = match answer {
                 Ok(module) => {
                     let offsets: Vec<u64> = offsets.into_iter().collect();
                     match module.lookup_sorted(&offsets) {

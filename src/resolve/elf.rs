@@ -1,6 +1,7 @@
 //! ELF resolver: DWARF (in the file, or in a separate debug file it points to), then the
 //! `.symtab`/`.dynsym` symbols.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -10,7 +11,6 @@ use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
 use super::section::{endian_of, section_data};
-use super::symtab::SymbolTable;
 use super::{Companion, LoadContext, LoadError};
 use crate::debugid;
 
@@ -40,7 +40,7 @@ fn has_debug_info(file: &object::File<'_>) -> bool {
 pub fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
     file.symbols()
         .chain(file.dynamic_symbols())
-        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0 && s.is_definition())
         .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
         .collect()
 }
@@ -60,6 +60,12 @@ fn find_separate_debug(
         }
         warnings.push(LoadError::new(kind, path, why));
     };
+    // -v lists every place looked at, found or not.
+    let not_found = |path: &Path, how: &str| {
+        if ctx.verbose {
+            let _ = writeln!(std::io::stderr(), "  {}: no file ({how})", path.display());
+        }
+    };
     if let Ok(Some(build_id)) = file.build_id()
         && build_id.len() > 1
     {
@@ -78,6 +84,8 @@ fn find_separate_debug(
                     "UnmatchedDebugId",
                     "its build ID differs from the binary's",
                 );
+            } else {
+                not_found(&path, "by build ID");
             }
         }
     }
@@ -102,6 +110,8 @@ fn find_separate_debug(
                     sum.sum()
                 ),
             );
+        } else {
+            not_found(&path, "by .gnu_debuglink");
         }
     }
     None
@@ -153,12 +163,13 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
             .map_err(|e| LoadError::new("ParseError", path, e))?,
     };
     let debug_file = separate.map_or_else(|| path.to_path_buf(), |(p, _)| p);
+    let symbols = super::funcs::elf_table(&file, base, symbols, path, &mut warnings);
     Ok(NativeModule {
         debug_file,
         base,
         code,
         dwarf,
-        symbols: SymbolTable::new(symbols),
+        symbols,
         unsized_symbols: false,
         warnings,
     })

@@ -8,9 +8,9 @@ use std::rc::Rc;
 
 use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
+use super::funcs::FunctionTable;
 use super::native::NativeModule;
 use super::section::{endian_of, section_data};
-use super::symtab::SymbolTable;
 use super::{LoadContext, LoadError};
 
 /// The debug ID of a thin Mach-O: its `LC_UUID` as is, age 0.
@@ -77,25 +77,18 @@ fn fat_members<'d, F: FatArch>(
         .collect()
 }
 
-/// Symbols carry no size in Mach-O: each reaches to the next symbol or the end of its
-/// section.
+/// Symbols carry no size in Mach-O: each reaches to the next function start (from
+/// `LC_FUNCTION_STARTS`, or the next symbol) or the end of its section.
 fn symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
-    let text: Vec<(u64, u64)> = file
-        .sections()
-        .filter(|s| s.kind() == SectionKind::Text)
-        .map(|s| (s.address(), s.address() + s.size()))
-        .collect();
-    let syms: Vec<(u64, String)> = file
-        .symbols()
+    file.symbols()
         .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
         .filter_map(|s| {
             let name = s.name().ok()?;
             // Mach-O prefixes C names with an underscore.
             let name = name.strip_prefix('_').unwrap_or(name);
-            Some((s.address(), name.to_string()))
+            Some((s.address(), 0, name.to_string()))
         })
-        .collect();
-    super::symtab::sized_to_next(syms, &text)
+        .collect()
 }
 
 /// Parses a thin Mach-O (a binary or a dSYM's DWARF file).
@@ -129,7 +122,13 @@ pub fn load(
         base,
         code,
         dwarf,
-        symbols: SymbolTable::new(symbols(&file)),
+        symbols: FunctionTable::new(
+            base,
+            symbols(&file),
+            Vec::new(),
+            super::unwind::macho_function_starts(member, base),
+            &super::funcs::code_sections(&file),
+        ),
         unsized_symbols: true,
         warnings: Vec::new(),
     })

@@ -5,13 +5,17 @@ pub mod breakpad;
 pub mod bytes;
 pub mod dwarf;
 pub mod elf;
+pub mod funcs;
 pub mod macho;
+pub mod minidebuginfo;
 pub mod native;
 pub mod open;
 pub mod pe;
+pub mod plt;
 pub mod section;
 pub mod sidecar;
 pub mod symtab;
+pub mod unwind;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -147,7 +151,14 @@ pub struct LoadContext<'a> {
     pub verbose: bool,
 }
 
-/// Demangles a C++ or Rust symbol name; other names are returned as they are.
+/// Demangles an Itanium C++ (`_Z…`), Rust (`_R…`, legacy `_ZN…`) or MSVC (`?…`) name;
+/// anything else is a plain name and is returned as it is (`f` is not `float`).
 pub fn demangle(name: &str) -> String {
-    addr2line::demangle_auto(name.into(), None).into_owned()
+    if name.starts_with("_Z") || name.starts_with("_R") {
+        addr2line::demangle_auto(name.into(), None).into_owned()
+    } else if name.starts_with('?') {
+        funcs::demangle_msvc(name).unwrap_or_else(|| name.to_string())
+    } else {
+        name.to_string()
+    }
 }

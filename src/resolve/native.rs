@@ -2,7 +2,7 @@
 //! hold code, DWARF, and a symbol table.
 
 use super::dwarf::DwarfResolver;
-use super::symtab::SymbolTable;
+use super::funcs::FunctionTable;
 use super::{LoadError, Symbolized};
 
 pub struct NativeModule {
@@ -15,9 +15,10 @@ pub struct NativeModule {
     /// discarded code (placed at address 0 by the linker) may claim.
     pub code: Vec<(u64, u64)>,
     pub dwarf: Option<DwarfResolver>,
-    pub symbols: SymbolTable,
-    /// The symbols carry no size (Mach-O): each reaches to the next, over any padding.
-    /// Where DWARF describes the code, its units then say where no function is.
+    /// Functions from symbols and unwind tables: the fallback where DWARF has nothing.
+    pub symbols: FunctionTable,
+    /// The symbols carry no size (Mach-O): each reaches to the next function start,
+    /// over any padding. Where DWARF describes the code, its units say where none is.
     pub unsized_symbols: bool,
     /// Companion files found but rejected (e.g. a `.gnu_debuglink` target whose CRC
     /// differs): reported in `module_errors` although the module itself was found.
@@ -50,7 +51,7 @@ impl NativeModule {
             // A symbol whose function DWARF describes ends where DWARF says, not at the
             // next symbol.
             if self.unsized_symbols
-                && let Some((_, start, _)) = self.symbols.find(addr)
+                && let Some((_, start, _, _)) = self.symbols.find(addr)
                 && let Some(f) = d.lookup(start)
                 && let Some(size) = f.function_size
                 && addr >= (start - f.function_offset).saturating_add(size)

@@ -2,7 +2,7 @@
 //! into owned tables), public symbols as fallback; the PE export table when there is no PDB.
 
 use std::collections::HashMap;
-use std::io::Cursor;
+use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 
 use object::{Object, ObjectSection, SectionKind};
@@ -448,9 +448,11 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
                 Err(e) if ctx.verbose => crate::elog!("  {} ({})", e.message, e.kind),
                 Err(_) => {}
             }
+        } else if ctx.verbose {
+            let _ = writeln!(std::io::stderr(), "  {}: no PDB there", c.display());
         }
     }
-    // No PDB: exports, each reaching to the next one or the end of its section.
+    // No PDB: exports and unwind tables.
     let text: Vec<(u64, u64)> = file
         .sections()
         .filter(|s| s.kind() == SectionKind::Text)
@@ -471,7 +473,9 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
             Some((address, String::from_utf8_lossy(name).into_owned()))
         })
         .collect();
-    let symbols = SymbolTable::new(super::symtab::sized_to_next(exports, &text));
+    // Exports carry no size: `.pdata` bounds them and finds the functions they omit.
+    let exports = exports.into_iter().map(|(a, n)| (a, 0, n)).collect();
+    let symbols = super::funcs::pe_table(&file, data, exports, &text);
     Ok(Module::Native(Box::new(NativeModule {
         debug_file: path.to_path_buf(),
         base,

@@ -35,14 +35,6 @@ impl SymbolTable {
         SymbolTable { syms }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn len(&self) -> usize {
-        self.syms.len()
-    }
-
     /// The symbol whose [start, start+size) holds `addr`, as a name, start and size.
     pub fn find(&self, addr: u64) -> Option<(&str, u64, u64)> {
         let i = self.syms.partition_point(|s| s.start <= addr);
@@ -69,49 +61,9 @@ impl SymbolTable {
     }
 }
 
-/// Symbols that carry no size (Mach-O symbols, PE exports): each reaches to the next
-/// symbol or the end of its code range; one outside every code range is dropped.
-pub fn sized_to_next(mut syms: Vec<(u64, String)>, code: &[(u64, u64)]) -> Vec<(u64, u64, String)> {
-    syms.sort();
-    let starts: Vec<u64> = syms.iter().map(|s| s.0).collect();
-    syms.into_iter()
-        .enumerate()
-        .filter_map(|(i, (addr, name))| {
-            let end = code.iter().find(|(s, e)| *s <= addr && addr < *e)?.1;
-            let next = starts[i + 1..]
-                .iter()
-                .find(|&&a| a > addr)
-                .copied()
-                .unwrap_or(end);
-            Some((addr, next.min(end) - addr, name))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn unsized_symbols_reach_the_next_one() {
-        let sized = sized_to_next(
-            vec![
-                (0x20, "b".into()),
-                (0x10, "a".into()),
-                (0x10, "a2".into()),
-                (0x90, "out".into()),
-            ],
-            &[(0x0, 0x40)],
-        );
-        assert_eq!(
-            sized,
-            [
-                (0x10, 0x10, "a".to_string()),
-                (0x10, 0x10, "a2".to_string()),
-                (0x20, 0x20, "b".to_string())
-            ]
-        );
-    }
 
     #[test]
     fn sized_symbols_only_cover_their_range() {
@@ -121,7 +73,6 @@ mod tests {
             (0x130, 0x8, "b".to_string()),
             (0x130, 0x8, "b@@V".to_string()),
         ]);
-        assert_eq!(t.len(), 2);
         assert_eq!(t.find(0x100).map(|s| s.0), Some("a"));
         assert_eq!(t.find(0x10f).map(|s| s.0), Some("a"));
         assert_eq!(t.find(0x110), None);

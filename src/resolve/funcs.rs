@@ -1,0 +1,328 @@
+//! Function boundaries without debug info: the symbols of a binary merged with the
+//! function ranges of its unwind tables (ELF `.eh_frame`/`.debug_frame`, PE `.pdata`) and
+//! function-start lists (Mach-O `LC_FUNCTION_STARTS`). An address inside such a function
+//! gets its symbol's name, or `fun_<module offset of the start>` when no symbol starts
+//! there; an address no function covers (padding, data) gets nothing.
+
+use object::{Object, ObjectSection, SectionKind};
+
+use super::{LoadError, Symbolized, Text, demangle};
+
+/// `[start, end)` of each code section.
+pub fn code_sections(file: &object::File<'_>) -> Vec<(u64, u64)> {
+    file.sections()
+        .filter(|s| s.kind() == SectionKind::Text)
+        .map(|s| (s.address(), s.address().saturating_add(s.size())))
+        .collect()
+}
+
+/// The functions of an ELF file: `symbols` (its `.symtab`/`.dynsym`, a separate debug
+/// file's), the MiniDebugInfo's symbols, PLT stubs, and `.eh_frame`/`.debug_frame` ranges.
+pub fn elf_table(
+    file: &object::File<'_>,
+    base: u64,
+    mut symbols: Vec<(u64, u64, String)>,
+    path: &std::path::Path,
+    warnings: &mut Vec<LoadError>,
+) -> FunctionTable {
+    match super::minidebuginfo::symbols(file) {
+        Ok(more) => symbols.extend(more),
+        Err(e) => warnings.push(LoadError::new("MiniDebugInfo", path, e)),
+    }
+    symbols.extend(super::plt::stubs(file));
+    let ranges = super::unwind::elf_ranges(file);
+    FunctionTable::new(base, symbols, ranges, Vec::new(), &code_sections(file))
+}
+
+/// A function range from unwind information. `primary` is set for a part of a function
+/// (a chained `.pdata` entry): the `[start, end)` of the function it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Range {
+    pub start: u64,
+    pub end: u64,
+    pub primary: Option<(u64, u64)>,
+}
+
+/// The functions of a PE image without its PDB: exports (unsized), `.pdata` ranges, and
+/// for code `.pdata` does not list, ranges found by the `int3` padding between functions.
+pub fn pe_table(
+    file: &object::File<'_>,
+    data: &[u8],
+    exports: Vec<(u64, u64, String)>,
+    code: &[(u64, u64)],
+) -> FunctionTable {
+    let mut ranges = super::unwind::pe_ranges(data);
+    let mut listed: Vec<(u64, u64)> = ranges.iter().map(|r| (r.start, r.end)).collect();
+    listed.sort_unstable();
+    let inside_listed = |a: u64| {
+        let i = listed.partition_point(|r| r.0 <= a);
+        i > 0 && a < listed[i - 1].1
+    };
+    for section in file.sections().filter(|s| s.kind() == SectionKind::Text) {
+        if let Ok(bytes) = section.data() {
+            let found = super::unwind::pe_padding_ranges(bytes, section.address());
+            ranges.extend(found.into_iter().filter(|r| !inside_listed(r.start)));
+        }
+    }
+    FunctionTable::new(
+        file.relative_address_base(),
+        exports,
+        ranges,
+        Vec::new(),
+        code,
+    )
+}
+
+impl Range {
+    pub fn new(start: u64, end: u64) -> Range {
+        Range {
+            start,
+            end,
+            primary: None,
+        }
+    }
+}
+
+/// A function before merging: start, end if known, and the primary of a part.
+type Candidate = (u64, Option<u64>, Option<(u64, u64)>);
+
+#[derive(Debug, Clone)]
+struct Entry {
+    start: u64,
+    end: u64,
+    name: Option<Text>,
+    /// For a part of a function: the function's start and size.
+    primary: Option<(u64, u64)>,
+}
+
+/// Functions sorted by start, never overlapping. Built once per module (it is part of
+/// the cached module).
+#[derive(Debug, Default)]
+pub struct FunctionTable {
+    /// Module offsets are addresses minus this (for `fun_<offset>` names).
+    base: u64,
+    entries: Vec<Entry>,
+}
+
+impl FunctionTable {
+    /// `symbols`: (address, size, raw name), size 0 when unknown (Mach-O symbols, PE
+    /// exports, zero-size ELF symbols). `ranges`: from unwind tables. `starts`: function
+    /// starts without ends (each reaches to the next start). `code`: the `[start, end)` of
+    /// each code section; nothing reaches past the end of its section.
+    pub fn new(
+        base: u64,
+        symbols: Vec<(u64, u64, String)>,
+        ranges: Vec<Range>,
+        starts: Vec<u64>,
+        code: &[(u64, u64)],
+    ) -> FunctionTable {
+        let mut syms: Vec<(u64, u64, String)> =
+            symbols.into_iter().filter(|s| !s.2.is_empty()).collect();
+        // One name per start: the sized symbol first, then the shorter name (a real
+        // symbol over an alias like `foo@@V1`).
+        syms.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then(b.1.cmp(&a.1))
+                .then(a.2.len().cmp(&b.2.len()))
+                .then(a.2.cmp(&b.2))
+        });
+        syms.dedup_by(|b, a| a.0 == b.0);
+        let name_at = |addr: u64| -> Option<&(u64, u64, String)> {
+            syms.binary_search_by_key(&addr, |s| s.0)
+                .ok()
+                .map(|i| &syms[i])
+        };
+
+        // (start, end if known, primary); sorted and merged below.
+        let mut cand: Vec<Candidate> = Vec::new();
+        for r in &ranges {
+            if r.end > r.start {
+                let sized = name_at(r.start).map(|s| s.1).filter(|&n| n > 0);
+                // An ELF symbol's size is the assembler's word; the unwind range only
+                // bounds symbols that have none.
+                let end = match (r.primary, sized) {
+                    (None, Some(size)) => r.start.saturating_add(size),
+                    _ => r.end,
+                };
+                cand.push((r.start, Some(end), r.primary));
+            }
+        }
+        for s in &syms {
+            let end = (s.1 > 0).then(|| s.0.saturating_add(s.1));
+            cand.push((s.0, end, None));
+        }
+        cand.extend(starts.iter().map(|&s| (s, None, None)));
+        // At one start: a known end first, a whole function over a part.
+        cand.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then(b.1.is_some().cmp(&a.1.is_some()))
+                .then(a.2.is_some().cmp(&b.2.is_some()))
+        });
+        cand.dedup_by(|b, a| a.0 == b.0);
+
+        let mut entries = Vec::with_capacity(cand.len());
+        for (i, &(start, end, primary)) in cand.iter().enumerate() {
+            let section_end = if code.is_empty() {
+                u64::MAX
+            } else {
+                match code.iter().find(|&&(s, e)| s <= start && start < e) {
+                    Some(&(_, e)) => e,
+                    None => continue, // not code: no function
+                }
+            };
+            let next = cand.get(i + 1).map_or(u64::MAX, |c| c.0);
+            // Never reach over a later function start or out of the section.
+            let end = end.unwrap_or(u64::MAX).min(next).min(section_end);
+            if end <= start {
+                continue;
+            }
+            let named_at = primary.map_or(start, |p| p.0);
+            entries.push(Entry {
+                start,
+                end,
+                name: name_at(named_at).map(|s| Text::from(s.2.as_str())),
+                primary: primary.map(|(s, e)| (s, e.saturating_sub(s))),
+            });
+        }
+        FunctionTable { base, entries }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// How many functions have a name from a symbol.
+    pub fn named(&self) -> usize {
+        self.entries.iter().filter(|e| e.name.is_some()).count()
+    }
+
+    /// The function holding `addr`: name (raw), start and size.
+    pub fn find(&self, addr: u64) -> Option<(Option<&Text>, u64, u64, u64)> {
+        let i = self.entries.partition_point(|e| e.start <= addr);
+        let e = &self.entries[i.checked_sub(1)?];
+        if addr >= e.end {
+            return None;
+        }
+        let (start, size) = e.primary.unwrap_or((e.start, e.end - e.start));
+        // A part before its function's entry counts from its own start.
+        let from = if addr >= start { start } else { e.start };
+        Some((e.name.as_ref(), start, size, addr - from))
+    }
+
+    /// Resolves `addr` (an address in the file's own address space).
+    pub fn lookup(&self, addr: u64) -> Option<Symbolized> {
+        let (name, start, size, offset) = self.find(addr)?;
+        let function: Text = match name {
+            Some(n) => demangle(n).into(),
+            None => format!("fun_{:x}", start.wrapping_sub(self.base)).into(),
+        };
+        Some(Symbolized {
+            function,
+            function_offset: offset,
+            function_size: Some(size),
+            file: None,
+            line: None,
+            inlines: Vec::new(),
+        })
+    }
+}
+
+/// An MSVC-decorated name as the profiler shows it (samply's flags): no return type,
+/// calling convention or access specifier, `a, b` argument lists.
+pub fn demangle_msvc(name: &str) -> Option<String> {
+    use msvc_demangler::DemangleFlags as F;
+    let flags = F::NO_ACCESS_SPECIFIERS
+        | F::NO_FUNCTION_RETURNS
+        | F::NO_MEMBER_TYPE
+        | F::NO_MS_KEYWORDS
+        | F::NO_THISTYPE
+        | F::NO_CLASS_TYPE
+        | F::SPACE_AFTER_COMMA
+        | F::HUG_TYPE;
+    // `f(void)` reads as the C++ source and Itanium names do: `f()`.
+    msvc_demangler::demangle(name, flags)
+        .ok()
+        .map(|s| s.replace("(void)", "()"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(t: &FunctionTable, addr: u64) -> Option<(String, u64, u64)> {
+        t.lookup(addr).map(|s| {
+            (
+                s.function.to_string(),
+                s.function_offset,
+                s.function_size.unwrap(),
+            )
+        })
+    }
+
+    #[test]
+    fn ranges_bound_unsized_symbols_and_name_the_rest() {
+        let t = FunctionTable::new(
+            0x1000,
+            vec![(0x1100, 0, "exp".into()), (0x1300, 0, "zero".into())],
+            vec![Range::new(0x1100, 0x1150), Range::new(0x1160, 0x11a0)],
+            vec![],
+            &[(0x1000, 0x1400)],
+        );
+        assert_eq!(at(&t, 0x1120), Some(("exp".into(), 0x20, 0x50)));
+        assert_eq!(at(&t, 0x1155), None); // padding
+        assert_eq!(at(&t, 0x1170), Some(("fun_160".into(), 0x10, 0x40)));
+        assert_eq!(at(&t, 0x1300), Some(("zero".into(), 0, 0x100)));
+        assert_eq!(at(&t, 0x1400), None);
+    }
+
+    #[test]
+    fn a_symbol_never_reaches_over_a_later_start() {
+        let t = FunctionTable::new(
+            0,
+            vec![(0x10, 0x100, "big".into())],
+            vec![Range::new(0x40, 0x60)],
+            vec![0x80],
+            &[(0, 0x110)],
+        );
+        assert_eq!(at(&t, 0x3f), Some(("big".into(), 0x2f, 0x30)));
+        assert_eq!(at(&t, 0x40), Some(("fun_40".into(), 0, 0x20)));
+        assert_eq!(at(&t, 0x70), None);
+        assert_eq!(at(&t, 0x90), Some(("fun_80".into(), 0x10, 0x90)));
+    }
+
+    #[test]
+    fn chained_parts_resolve_to_their_function() {
+        let p = Some((0x100, 0x140));
+        let t = FunctionTable::new(
+            0,
+            vec![(0x100, 0, "f".into())],
+            vec![
+                Range::new(0x100, 0x140),
+                Range {
+                    start: 0x200,
+                    end: 0x220,
+                    primary: p,
+                },
+            ],
+            vec![],
+            &[],
+        );
+        assert_eq!(at(&t, 0x210), Some(("f".into(), 0x110, 0x40)));
+    }
+
+    #[test]
+    fn only_mangled_names_are_demangled() {
+        assert_eq!(demangle("f"), "f");
+        assert_eq!(demangle("_Z1fv"), "f()");
+        assert_eq!(
+            demangle(
+                "?toString@Decimal@blink@@QEBA?AV?$basic_string@DU?$char_traits@D@std@@V?$allocator@D@2@@std@@XZ"
+            ),
+            "blink::Decimal::toString()"
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! MiniDebugInfo (Fedora, RHEL, CentOS): an xz-compressed ELF in `.gnu_debugdata` whose
+//! `.symtab` holds the local functions that `.dynsym` lacks. Decompressed by the system's
+//! `xz` (present wherever such binaries are: rpm and systemd need it), which costs this
+//! binary nothing; a pure-Rust decoder would add to every build for one distribution family.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+
+use object::{Object, ObjectSection};
+
+/// The embedded file may not decompress to more than this (a bound against xz bombs; real
+/// ones are a few hundred KB).
+const MAX_OUTPUT: u64 = 256 << 20;
+
+/// The function symbols (address, size, name) of the MiniDebugInfo in `file`; `Ok(empty)`
+/// when there is none.
+pub fn symbols(file: &object::File<'_>) -> Result<Vec<(u64, u64, String)>, String> {
+    let Some(section) = file.section_by_name(".gnu_debugdata") else {
+        return Ok(Vec::new());
+    };
+    let packed = section.data().map_err(|e| format!(".gnu_debugdata: {e}"))?;
+    if !packed.starts_with(b"\xfd7zXZ\0") {
+        return Err(".gnu_debugdata is not xz data".into());
+    }
+    let elf = xz_decompress(packed)?;
+    let inner = object::File::parse(&*elf)
+        .map_err(|e| format!(".gnu_debugdata does not hold an ELF file: {e}"))?;
+    Ok(super::elf::text_symbols(&inner))
+}
+
+/// Runs `xz -dc` (argument vector, no shell) with `packed` on its standard input.
+fn xz_decompress(packed: &[u8]) -> Result<Vec<u8>, String> {
+    let mut child = Command::new("xz")
+        .args(["-dc", "-q"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run xz to read .gnu_debugdata: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("xz: no stdin")?;
+    let input = packed.to_vec();
+    // Written from a thread: xz's output must be read meanwhile or both would block.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let mut out = Vec::new();
+    let read = child
+        .stdout
+        .take()
+        .ok_or("xz: no stdout")?
+        .take(MAX_OUTPUT + 1)
+        .read_to_end(&mut out);
+    // Past the bound xz is stopped rather than waited for (before it, xz has closed its
+    // output and is exiting: killing it then would race with its exit status).
+    if out.len() as u64 > MAX_OUTPUT {
+        let _ = child.kill();
+    }
+    let status = child.wait();
+    let _ = writer.join();
+    read.map_err(|e| format!("xz: {e}"))?;
+    if out.len() as u64 > MAX_OUTPUT {
+        return Err(format!(
+            ".gnu_debugdata decompresses to over {MAX_OUTPUT} bytes"
+        ));
+    }
+    match status {
+        Ok(s) if s.success() => Ok(out),
+        _ => Err(".gnu_debugdata: xz could not decompress it".into()),
+    }
+}

@@ -1,0 +1,352 @@
+//! Code without debug info: ELF programs compiled here with gcc, then stripped
+//! (`strip --strip-all`) or given MiniDebugInfo the way Fedora does; the answers are
+//! compared with `nm`, `objdump` and `readelf` run on the same files.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{frames_of, job, parse_hex, query_stdin, scratch};
+use serde_json::{Value, json};
+
+const SOURCE: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) int f(int x) { return x * 3 + 1; }
+static __attribute__((noinline)) int helper(int x) { if (x > 100) puts("big"); return f(x) ^ x; }
+static __attribute__((noinline)) int helper2(int x) { if (x > 7) puts("seven"); return helper(x) + x; }
+__attribute__((noinline, cold)) void rare(int x) { printf("rare %d\n", x); exit(1); }
+int work(int n) {
+    int s = 0;
+    for (int i = 0; i < n; i++) { s += helper2(i); if (s == -12345) rare(s); }
+    return s;
+}
+__asm__(".text\n.globl asmfn\n.type asmfn,@function\nasmfn:\n\tnop\n\tnop\n\tret\n");
+int asmfn(void);
+int main(int argc, char **argv) { (void)argv; printf("%d\n", work(argc * 50)); return asmfn(); }
+"#;
+
+/// Runs a tool; `None` (and a message) when it is not installed.
+fn run(cmd: &str, args: &[&str], dir: &Path) -> Option<String> {
+    match Command::new(cmd).args(args).current_dir(dir).output() {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "{cmd} {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            Some(String::from_utf8_lossy(&out.stdout).into_owned())
+        }
+        Err(e) => {
+            println!("skipped: cannot run {cmd}: {e}");
+            None
+        }
+    }
+}
+
+/// Builds the test program with `gcc_args` (`-o NAME` is added) in `dir`.
+fn build(dir: &Path, name: &str, gcc_args: &[&str]) -> Option<PathBuf> {
+    std::fs::write(dir.join("t.c"), SOURCE).unwrap();
+    let mut args = vec!["-O2", "-o", name, "t.c"];
+    args.extend_from_slice(gcc_args);
+    run("gcc", &args, dir)?;
+    Some(dir.join(name))
+}
+
+/// The debug ID from the build ID `readelf -n` prints (SPEC: first 16 bytes as a
+/// little-endian GUID, age 0).
+fn debug_id(path: &Path) -> String {
+    let notes = run("readelf", &["-n", path.to_str().unwrap()], Path::new(".")).unwrap();
+    let hex = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .expect("a build ID")
+        .trim()
+        .to_string();
+    let mut b: Vec<u8> = (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    b.resize(16, 0);
+    b[0..4].reverse();
+    b[4..6].reverse();
+    b[6..8].reverse();
+    b.iter().map(|x| format!("{x:02X}")).collect::<String>() + "0"
+}
+
+/// The first `PT_LOAD`'s address: module offsets are relative to it.
+fn image_base(path: &Path) -> u64 {
+    let out = run("readelf", &["-lW", path.to_str().unwrap()], Path::new(".")).unwrap();
+    let load = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("LOAD"))
+        .unwrap();
+    parse_hex(load.split_whitespace().nth(2).unwrap())
+}
+
+/// `nm -S --defined-only` text symbols: (address, size if given, name).
+fn nm(path: &Path, dynamic: bool) -> Vec<(u64, Option<u64>, String)> {
+    let mut args = vec!["-S", "--defined-only"];
+    if dynamic {
+        args.push("-D");
+    }
+    args.push(path.to_str().unwrap());
+    let out = run("nm", &args, Path::new(".")).unwrap();
+    out.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f.as_slice() {
+                [a, s, t, n] if matches!(*t, "t" | "T") => {
+                    Some((parse_hex(a), Some(parse_hex(s)), n.to_string()))
+                }
+                [a, t, n] if matches!(*t, "t" | "T") => Some((parse_hex(a), None, n.to_string())),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Answers for `offsets` of the module `path` (found in its folder by file name).
+fn ask(path: &Path, offsets: &[u64]) -> Vec<Value> {
+    let name = path.file_name().unwrap().to_str().unwrap();
+    let dir = path.parent().unwrap().to_str().unwrap();
+    let answer = query_stdin(
+        &["-q", "--symbol-dir", dir, "/symbolicate/v5"],
+        &[],
+        &json!({ "jobs": [job(name, &debug_id(path), offsets)] }),
+    );
+    frames_of(&answer["results"][0])
+}
+
+fn start_of(frame: &Value) -> Option<u64> {
+    let offset = parse_hex(frame["module_offset"].as_str()?);
+    Some(offset - parse_hex(frame["function_offset"].as_str()?))
+}
+
+/// Checks a stripped copy of `full` against `nm` on `full`: every sized function's
+/// start, middle and last byte get a function starting where nm says, named as `.dynsym`
+/// names it or `fun_<offset>`; the first byte after each (padding before the next
+/// symbol) gets none.
+fn check_stripped(full: &Path) {
+    let dir = full.parent().unwrap();
+    let name = full.file_name().unwrap().to_str().unwrap();
+    let stripped = dir.join("stripped").join(name);
+    std::fs::create_dir_all(stripped.parent().unwrap()).unwrap();
+    std::fs::copy(full, &stripped).unwrap();
+    run(
+        "strip",
+        &["--strip-all", stripped.to_str().unwrap()],
+        Path::new("."),
+    )
+    .unwrap();
+    let base = image_base(full);
+    let exported: Vec<(u64, String)> = nm(&stripped, true)
+        .into_iter()
+        .map(|(a, _, n)| (a, n))
+        .collect();
+    let syms = nm(full, false);
+    let mut starts: Vec<u64> = syms.iter().map(|s| s.0).collect();
+    starts.sort_unstable();
+    // (module offset, expected start, expected name; None = no function)
+    let mut cases: Vec<(u64, Option<(u64, String)>)> = Vec::new();
+    for (addr, size, sym) in &syms {
+        let Some(size) = size.filter(|&s| s > 0) else {
+            continue;
+        };
+        let want = exported
+            .iter()
+            .find(|e| e.0 == *addr)
+            .map_or_else(|| format!("fun_{:x}", addr - base), |e| e.1.clone());
+        for a in [*addr, addr + size / 2, addr + size - 1] {
+            cases.push((a - base, Some((addr - base, want.clone()))));
+        }
+        let end = addr + size;
+        if starts.iter().any(|&s| s > end) && !starts.contains(&end) {
+            cases.push((end - base, None));
+        }
+        let _ = sym;
+    }
+    let offsets: Vec<u64> = cases.iter().map(|c| c.0).collect();
+    let frames = ask(&stripped, &offsets);
+    assert_eq!(frames.len(), offsets.len());
+    let mut bad = Vec::new();
+    for ((offset, want), frame) in cases.iter().zip(&frames) {
+        let got = frame["function"]
+            .as_str()
+            .map(|f| (start_of(frame).unwrap(), f.to_string()));
+        if got != *want {
+            bad.push(format!("{offset:#x}: expected {want:?}, got {got:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{name}:\n{}", bad.join("\n"));
+    println!("{name}: {} addresses as nm says", cases.len());
+}
+
+#[test]
+fn stripped_pie_non_pie_and_shared_library() {
+    let dir = scratch("nodebug-stripped");
+    for (name, args) in [
+        ("pie", &["-fPIE", "-pie"][..]),
+        ("nopie", &["-fno-PIE", "-no-pie"][..]),
+        ("lib.so", &["-fPIC", "-shared"][..]),
+    ] {
+        let Some(full) = build(&dir, name, args) else {
+            return;
+        };
+        check_stripped(&full);
+    }
+}
+
+/// Without debug info but with its symbol table: a plain C name stays as it is, a
+/// zero-size assembly symbol is named at its start, PLT stubs as objdump names them.
+#[test]
+fn symbol_names_plt_stubs_and_zero_size_symbols() {
+    let dir = scratch("nodebug-names");
+    let Some(bin) = build(&dir, "names", &[]) else {
+        return;
+    };
+    let syms = nm(&bin, false);
+    let at = |n: &str| syms.iter().find(|s| s.2 == n).unwrap().0;
+    // objdump's labels in the PLT sections, e.g. `0000000000001030 <puts@plt>:`.
+    let dump = run(
+        "objdump",
+        &[
+            "-d",
+            "-j",
+            ".plt",
+            "-j",
+            ".plt.sec",
+            "-j",
+            ".plt.got",
+            bin.to_str().unwrap(),
+        ],
+        Path::new("."),
+    )
+    .unwrap();
+    let mut plt: Vec<(u64, String)> = dump
+        .lines()
+        .filter_map(|l| {
+            let (addr, rest) = l.split_once(" <")?;
+            let label = rest.strip_suffix(">:")?;
+            (label.ends_with("@plt")).then(|| (parse_hex(addr), label.to_string()))
+        })
+        .collect();
+    assert!(plt.len() >= 3, "objdump shows PLT stubs: {plt:?}");
+    let sections = run("readelf", &["-SW", bin.to_str().unwrap()], Path::new(".")).unwrap();
+    let plt_start = sections
+        .lines()
+        .find_map(|l| {
+            let l = l.split_once(']')?.1;
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.first() == Some(&".plt")).then(|| parse_hex(f[2]))
+        })
+        .unwrap();
+    plt.push((plt_start, "<PLT header>".into()));
+    let mut cases: Vec<(u64, u64, String)> = vec![
+        (at("f"), at("f"), "f".into()),
+        (at("asmfn"), at("asmfn"), "asmfn".into()),
+        (at("asmfn") + 2, at("asmfn"), "asmfn".into()),
+        (at("helper") + 3, at("helper"), "helper".into()),
+    ];
+    for (addr, label) in plt {
+        cases.push((addr, addr, label.clone()));
+        cases.push((addr + 6, addr, label));
+    }
+    let frames = ask(&bin, &cases.iter().map(|c| c.0).collect::<Vec<_>>());
+    assert_eq!(frames.len(), cases.len());
+    for ((addr, start, name), frame) in cases.iter().zip(&frames) {
+        assert_eq!(frame["function"], json!(name), "at {addr:#x}: {frame}");
+        assert_eq!(start_of(frame), Some(*start), "at {addr:#x}: {frame}");
+    }
+}
+
+/// MiniDebugInfo made as Fedora does (gdb manual, "MiniDebugInfo"): the local function
+/// symbols, xz-compressed in `.gnu_debugdata` of the stripped binary.
+#[test]
+fn minidebuginfo_names_local_functions() {
+    let dir = scratch("nodebug-minidebuginfo");
+    let Some(full) = build(&dir, "full", &["-g"]) else {
+        return;
+    };
+    if run("xz", &["--version"], &dir).is_none() {
+        return;
+    }
+    let script = r#"
+set -e
+cp full mini
+nm -D mini --format=posix --defined-only | awk '{ print $1 }' | sort > dynsyms
+nm mini --format=posix --defined-only | awk '{ if ($2 == "T" || $2 == "t" || $2 == "D") print $1 }' | sort > funcsyms
+comm -13 dynsyms funcsyms > keep_symbols
+objcopy --only-keep-debug mini mini.debug
+objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols=keep_symbols mini.debug mini_debuginfo
+strip --strip-all -R .comment mini
+xz -f mini_debuginfo
+objcopy --add-section .gnu_debugdata=mini_debuginfo.xz mini
+rm mini.debug
+"#;
+    run("sh", &["-c", script], &dir).unwrap();
+    let mini = dir.join("mini");
+    // The oracle: nm on the unstripped program; the local functions are what matters.
+    let locals: Vec<(u64, u64, String)> = nm(&full, false)
+        .into_iter()
+        .filter_map(|(a, s, n)| Some((a, s.filter(|&s| s > 0)?, n)))
+        .collect();
+    let mut offsets = Vec::new();
+    for (a, s, _) in &locals {
+        offsets.extend([*a, a + s / 2, a + s - 1]);
+    }
+    let frames = ask(&mini, &offsets);
+    assert_eq!(frames.len(), offsets.len());
+    for (i, frame) in frames.iter().enumerate() {
+        let (a, _, n) = &locals[i / 3];
+        assert_eq!(frame["function"], json!(n), "{frame}");
+        assert_eq!(start_of(frame), Some(*a), "{frame}");
+    }
+    assert!(locals.iter().any(|l| l.2 == "helper2"));
+}
+
+/// One stderr line per module says where its symbols came from and how to get better
+/// ones; `-v` lists the build-ID paths looked at; `-q` silences both.
+#[test]
+fn stderr_says_where_symbols_came_from() {
+    use std::io::Write;
+    let dir = scratch("nodebug-hint");
+    let Some(bin) = build(&dir, "hinted", &[]) else {
+        return;
+    };
+    run("strip", &["--strip-all", bin.to_str().unwrap()], &dir).unwrap();
+    let request = json!({ "jobs": [job("hinted", &debug_id(&bin), &[0x1000, 0x1010])] });
+    let stderr = |flags: &[&str]| {
+        let mut child = Command::new(common::BIN)
+            .arg("query")
+            .args(flags)
+            .args(["--symbol-dir", dir.to_str().unwrap(), "/symbolicate/v5"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(request.to_string().as_bytes()).unwrap();
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let normal = stderr(&[]);
+    let line = normal
+        .lines()
+        .find(|l| l.starts_with("hinted: "))
+        .unwrap_or_else(|| panic!("no line for the module in {normal:?}"));
+    assert!(line.contains("symbol table and unwind tables"), "{line}");
+    assert!(
+        line.contains("-dbgsym") && line.contains("debuginfo-install"),
+        "{line}"
+    );
+    assert!(line.contains("DEBUGINFOD_URLS"), "{line}");
+    let verbose = stderr(&["-v"]);
+    assert!(
+        verbose.contains("/usr/lib/debug/.build-id/") && verbose.contains("no file (by build ID)"),
+        "{verbose}"
+    );
+    assert_eq!(stderr(&["-q"]), "");
+}
