@@ -61,7 +61,7 @@ pub fn found(debug_name: &str, module: &Module, lib: Option<&Lib>) -> String {
         Module::Native(m) => {
             let what = if m.symbols.named() > 0 {
                 "symbol table and unwind tables"
-            } else if m.symbols.len() > 0 {
+            } else if !m.symbols.is_empty() {
                 "unwind tables only (functions named fun_<offset>)"
             } else {
                 "no symbols"
