@@ -211,6 +211,16 @@ impl SymbolStore {
         }
     }
 
+    /// The `--symbol-dir` folders (where `/asm/v1` also looks for binaries).
+    pub fn symbol_dirs(&self) -> &[PathBuf] {
+        &self.opts.symbol_dirs
+    }
+
+    /// The local symstore folders.
+    pub fn symstores(&self) -> &[PathBuf] {
+        &self.symstores
+    }
+
     /// Answers from this sidecar for modules no local file has.
     pub fn set_sidecar(&mut self, path: PathBuf) {
         self.sidecar = Some((path, None));
