@@ -84,10 +84,19 @@ impl Api {
             .as_deref()
             .or(req.name.as_deref())
             .unwrap_or_default();
-        let lib = req
-            .debug_id
-            .as_deref()
-            .and_then(|id| self.lib(debug_name, id));
+        // Without an entry in the profile, the request's own names stand in for one (a
+        // PE's binary is `name`, its debugName the PDB's).
+        let lib = req.debug_id.as_deref().and_then(|id| {
+            self.lib(debug_name, id).or_else(|| {
+                Some(Lib {
+                    debug_name: debug_name.to_string(),
+                    breakpad_id: id.to_string(),
+                    name: req.name.clone(),
+                    code_id: req.code_id.clone(),
+                    ..Lib::default()
+                })
+            })
+        });
         // The symbol side (function ends, target names): the same store as
         // /symbolicate/v5. Without it the code is still shown, unnamed.
         let module = req
