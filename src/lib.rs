@@ -11,6 +11,7 @@ pub mod app;
 pub mod ci;
 pub mod cli;
 pub mod debugid;
+pub mod disasm;
 pub mod hint;
 pub mod jsonwrite;
 pub mod log;

@@ -1,6 +1,7 @@
 //! API handlers: one JSON request in, one JSON answer out. Shared by the server and by
 //! `query`, so both answer the same.
 
+mod asm;
 pub mod source;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -176,9 +177,13 @@ impl Api {
                 })
             }
             "/asm/v1" => {
-                serde_json::from_slice::<Value>(body)
+                let request: Value = serde_json::from_slice(body)
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
-                Ok(json!({ "error": format!("{path} is not supported yet by this server") }))
+                let req = asm::AsmRequest::parse(&request)?;
+                // Failures to find the code are a 200 too (see /source/v1).
+                Ok(self
+                    .asm(&req)
+                    .unwrap_or_else(|message| json!({ "error": message })))
             }
             _ => Err(ApiError {
                 status: 404,

@@ -1,6 +1,7 @@
 //! The symbol store: finds the debug file for `(debugName, breakpadId)`, checks its ID,
 //! hands it to the right format resolver, and keeps parsed modules in a bounded cache.
 
+pub mod codefile;
 mod paths;
 pub mod zip;
 
@@ -208,6 +209,16 @@ impl SymbolStore {
             max_bytes: DEFAULT_MAX_BYTES,
             clock: 0,
         }
+    }
+
+    /// The `--symbol-dir` folders (where `/asm/v1` also looks for binaries).
+    pub fn symbol_dirs(&self) -> &[PathBuf] {
+        &self.opts.symbol_dirs
+    }
+
+    /// The local symstore folders.
+    pub fn symstores(&self) -> &[PathBuf] {
+        &self.symstores
     }
 
     /// Answers from this sidecar for modules no local file has.

@@ -1,0 +1,223 @@
+//! `/asm/v1`: the instructions of a module's code range, for the front-end's assembly
+//! view. Request and answer as in SPEC section 4 (samply's format).
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::{Api, ApiError, offset_field};
+use crate::disasm;
+use crate::profile::libs::Lib;
+use crate::store::codefile::{self, CodeQuery};
+
+/// Larger ranges are refused: the view is for one function, and the answer of 1 MiB of
+/// code is already some 10 MB of JSON.
+pub const MAX_SIZE: u64 = 1 << 20;
+
+/// An `/asm/v1` request, checked.
+pub struct AsmRequest {
+    debug_name: Option<String>,
+    debug_id: Option<String>,
+    name: Option<String>,
+    code_id: Option<String>,
+    start: u64,
+    size: u64,
+    until_function_end: bool,
+}
+
+fn opt_str(v: &Value, key: &str) -> Result<Option<String>, ApiError> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(ApiError::bad_request(format!("'{key}' must be a string"))),
+    }
+}
+
+impl AsmRequest {
+    pub fn parse(v: &Value) -> Result<AsmRequest, ApiError> {
+        if !v.is_object() {
+            return Err(ApiError::bad_request("the request must be a JSON object"));
+        }
+        let until_function_end = match v.get("continueUntilFunctionEnd") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "'continueUntilFunctionEnd' must be a boolean",
+                ));
+            }
+        };
+        let req = AsmRequest {
+            debug_name: opt_str(v, "debugName")?,
+            debug_id: opt_str(v, "debugId")?,
+            name: opt_str(v, "name")?,
+            code_id: opt_str(v, "codeId")?,
+            start: offset_field(v, "startAddress")?,
+            size: offset_field(v, "size")?,
+            until_function_end,
+        };
+        if req.debug_id.is_none() && req.code_id.is_none() {
+            return Err(ApiError::bad_request(
+                "one of 'debugId' and 'codeId' is needed to identify the module",
+            ));
+        }
+        if req.debug_name.is_none() && req.name.is_none() {
+            return Err(ApiError::bad_request(
+                "one of 'debugName' and 'name' is needed to identify the module",
+            ));
+        }
+        Ok(req)
+    }
+}
+
+/// A file name that is safe to join to a folder.
+fn plain(name: &str) -> bool {
+    !name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.contains("..")
+}
+
+impl Api {
+    /// `/asm/v1`: `Err` carries the message of a 200 `{"error": …}` answer.
+    pub(super) fn asm(&mut self, req: &AsmRequest) -> Result<Value, String> {
+        let debug_name = req
+            .debug_name
+            .as_deref()
+            .or(req.name.as_deref())
+            .unwrap_or_default();
+        // Without an entry in the profile, the request's own names stand in for one (a
+        // PE's binary is `name`, its debugName the PDB's).
+        let lib = req.debug_id.as_deref().and_then(|id| {
+            self.lib(debug_name, id).or_else(|| {
+                Some(Lib {
+                    debug_name: debug_name.to_string(),
+                    breakpad_id: id.to_string(),
+                    name: req.name.clone(),
+                    code_id: req.code_id.clone(),
+                    ..Lib::default()
+                })
+            })
+        });
+        // The symbol side (function ends, target names): the same store as
+        // /symbolicate/v5. Without it the code is still shown, unnamed.
+        let module = req
+            .debug_id
+            .as_deref()
+            .and_then(|id| self.store.module(debug_name, id, lib.as_ref()).ok());
+        let mut size = req.size;
+        if req.until_function_end
+            && let Some(sym) = module
+                .as_ref()
+                .and_then(|m| m.lookup_sorted(&[req.start]).ok()?.pop().flatten())
+            && let Some(fsize) = sym.function_size
+        {
+            let end = (req.start - sym.function_offset).saturating_add(fsize);
+            size = size.max(end.saturating_sub(req.start));
+        }
+        if size > MAX_SIZE {
+            return Err(format!(
+                "{size:#x} bytes asked for; at most {MAX_SIZE:#x} are disassembled at once"
+            ));
+        }
+        let mut paths = self.code_candidates(req, debug_name, lib.as_ref());
+        if let Some(p) = module.as_ref().and_then(|m| m.local_debug_file()) {
+            paths.push(p.to_path_buf());
+        }
+        let mut unique: Vec<PathBuf> = Vec::with_capacity(paths.len());
+        for p in paths {
+            if !unique.contains(&p) {
+                unique.push(p);
+            }
+        }
+        let query = CodeQuery {
+            debug_id: req.debug_id.as_deref(),
+            code_id: req.code_id.as_deref(),
+        };
+        let file = codefile::find(&unique, &query).map_err(|why| {
+            format!(
+                "no binary with the code of {debug_name}: {}",
+                why.join("; ")
+            )
+        })?;
+        let code = file.code_at(req.start).ok_or_else(|| {
+            format!(
+                "{:#x} is not in a code section of {}",
+                req.start,
+                file.path.display()
+            )
+        })?;
+        let size = size.min(code.len() as u64);
+        let mut instructions = disasm::disassemble(file.arch, code, req.start, size);
+        // Names of branch targets, in one ascending pass like a symbolication request.
+        if let Some(m) = &module {
+            let mut targets: Vec<u64> = instructions.iter().filter_map(|i| i.target).collect();
+            targets.sort_unstable();
+            targets.dedup();
+            let names: std::collections::HashMap<u64, String> = targets
+                .iter()
+                .copied()
+                .zip(m.lookup_sorted(&targets).unwrap_or_default())
+                .filter_map(|(t, s)| {
+                    let s = s?;
+                    Some((
+                        t,
+                        if s.function_offset == 0 {
+                            format!(" <{}>", s.function)
+                        } else {
+                            format!(" <{}+{:#x}>", s.function, s.function_offset)
+                        },
+                    ))
+                })
+                .collect();
+            for i in &mut instructions {
+                if let Some(n) = i.target.and_then(|t| names.get(&t)) {
+                    i.text.push_str(n);
+                }
+            }
+        }
+        let list: Vec<Value> = instructions
+            .into_iter()
+            .map(|i| json!([i.offset, i.text]))
+            .collect();
+        Ok(json!({
+            "startAddress": format!("{:#x}", req.start),
+            "size": format!("{size:#x}"),
+            "arch": file.arch.name(),
+            "syntax": [file.arch.syntax()],
+            "instructions": list,
+        }))
+    }
+
+    /// Where the binary may be: the profile's path for the library, then `<name>` and
+    /// `<debugName>` in each `--symbol-dir`, then `<name>/<codeId>/<name>` in the local
+    /// symstores (their layout for binaries).
+    fn code_candidates(
+        &self,
+        req: &AsmRequest,
+        debug_name: &str,
+        lib: Option<&Lib>,
+    ) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if let Some(l) = lib {
+            out.extend(l.path.iter().map(PathBuf::from));
+            out.extend(l.debug_path.iter().map(PathBuf::from));
+        }
+        let name = req
+            .name
+            .as_deref()
+            .or(lib.and_then(|l| l.name.as_deref()))
+            .filter(|n| plain(n));
+        let names: Vec<&str> = name
+            .into_iter()
+            .chain(Some(debug_name).filter(|n| plain(n)))
+            .collect();
+        for dir in self.store.symbol_dirs() {
+            out.extend(names.iter().map(|n| dir.join(n)));
+        }
+        if let (Some(n), Some(code_id)) = (name, req.code_id.as_deref().filter(|c| plain(c))) {
+            for dir in self.store.symstores() {
+                out.push(dir.join(n).join(code_id).join(n));
+            }
+        }
+        out
+    }
+}
