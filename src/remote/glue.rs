@@ -16,7 +16,7 @@ pub fn wants_debuginfod(remote: Option<&Remote>, module: &Module) -> bool {
         return false;
     }
     let mut magic = [0u8; 4];
-    std::fs::File::open(&m.debug_file)
+    crate::resolve::bytes::open_regular(&m.debug_file)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
         .is_ok()
         && &magic == b"\x7fELF"

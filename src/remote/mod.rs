@@ -351,11 +351,13 @@ impl Remote {
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
         cache::touch(dest);
-        let cab = std::fs::File::open(dest).ok().and_then(|mut f| {
-            let mut magic = [0u8; 4];
-            std::io::Read::read_exact(&mut f, &mut magic).ok()?;
-            Some(&magic == b"MSCF")
-        });
+        let cab = crate::resolve::bytes::open_regular(dest)
+            .ok()
+            .and_then(|mut f| {
+                let mut magic = [0u8; 4];
+                std::io::Read::read_exact(&mut f, &mut magic).ok()?;
+                Some(&magic == b"MSCF")
+            });
         let result = if cab == Some(true) {
             Err(LoadError::new(
                 "UnsupportedFormat",

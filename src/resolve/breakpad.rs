@@ -27,9 +27,10 @@ pub struct SymFile {
     source: Source,
     pub debug_id: String,
     pub code_id: Option<String>,
-    /// Byte offset of each `FILE n` / `INLINE_ORIGIN n` line, by n (u64::MAX: none).
-    files: Vec<u64>,
-    origins: Vec<u64>,
+    /// Byte offset of each `FILE n` / `INLINE_ORIGIN n` line as (n, offset), sorted by n:
+    /// memory follows the records, however sparse their numbers.
+    files: Vec<(u32, u64)>,
+    origins: Vec<(u32, u64)>,
     funcs: Vec<Func>,
     /// (address, byte offset of the PUBLIC line)
     publics: Vec<(u64, u64)>,
@@ -39,11 +40,12 @@ fn hex(s: &str) -> Option<u64> {
     u64::from_str_radix(s, 16).ok()
 }
 
-fn set_at(v: &mut Vec<u64>, i: usize, offset: u64) {
-    if i >= v.len() {
-        v.resize(i + 1, u64::MAX);
-    }
-    v[i] = offset;
+/// The offset recorded for number `n`.
+fn offset_of(table: &[(u32, u64)], n: u32) -> Option<u64> {
+    table
+        .binary_search_by_key(&n, |e| e.0)
+        .ok()
+        .map(|i| table[i].1)
 }
 
 /// Fields of a record after its keyword, skipping the optional `m` flag.
@@ -100,7 +102,7 @@ fn keyword(line: &str) -> Option<&str> {
 
 impl SymFile {
     pub fn open_file(path: &Path) -> Result<SymFile, LoadError> {
-        let f = File::open(path).map_err(|e| {
+        let f = super::bytes::open_regular(path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound {
                 "NotFound"
             } else {
@@ -171,21 +173,16 @@ impl SymFile {
             let mut f = fields(rest);
             match kw {
                 "FILE" | "INLINE_ORIGIN" => {
-                    let id: usize = f
+                    let id: u32 = f
                         .next()
                         .and_then(|s| s.parse().ok())
                         .ok_or_else(|| bad(format!("line {number}: bad {kw} record")))?;
-                    if id > 50_000_000 {
-                        return Err(bad(format!(
-                            "line {number}: {kw} number {id} is implausible"
-                        )));
-                    }
                     let v = if kw == "FILE" {
                         &mut sym.files
                     } else {
                         &mut sym.origins
                     };
-                    set_at(v, id, start);
+                    v.push((id, start));
                 }
                 "FUNC" => {
                     let (addr, size) = match (f.next().and_then(hex), f.next().and_then(hex)) {
@@ -223,6 +220,11 @@ impl SymFile {
         }
         sym.funcs.sort_by_key(|f| f.addr);
         sym.publics.sort_by_key(|p| p.0);
+        for t in [&mut sym.files, &mut sym.origins] {
+            // Stable: of repeated numbers the first record wins, as before.
+            t.sort_by_key(|e| e.0);
+            t.dedup_by_key(|e| e.0);
+        }
         Ok(sym)
     }
 
@@ -234,7 +236,7 @@ impl SymFile {
         source
             + 32 * self.funcs.len() as u64
             + 16 * self.publics.len() as u64
-            + 8 * (self.files.len() + self.origins.len()) as u64
+            + 16 * (self.files.len() + self.origins.len()) as u64
     }
 
     /// Resolves module offsets (ascending) with one open of the file.
@@ -272,15 +274,14 @@ impl SymFile {
         let (_, block) = cache.as_ref()?;
         let f = &self.funcs[j];
         // "FILE n name" / "INLINE_ORIGIN n name": the name may contain spaces.
-        let named = |reader: &mut Reader<'_>, table: &[u64], n: Option<u32>| -> Option<String> {
-            let off = *table.get(n? as usize)?;
-            let line = reader.line_at(off)?;
-            Some(line.splitn(3, ' ').nth(2)?.to_string())
-        };
+        let named =
+            |reader: &mut Reader<'_>, table: &[(u32, u64)], n: Option<u32>| -> Option<String> {
+                let off = offset_of(table, n?)?;
+                let line = reader.line_at(off)?;
+                Some(line.splitn(3, ' ').nth(2)?.to_string())
+            };
         let (line_file, line_no) = block
-            .lines
-            .iter()
-            .find(|l| l.addr <= addr && addr < l.addr.saturating_add(l.size))
+            .line_at(addr)
             .map_or((None, None), |l| (Some(l.file), Some(l.line)));
         let mut inlines: Vec<&Inline> = block
             .inlines
@@ -414,7 +415,20 @@ impl Block {
                 }
             }
         }
+        // Sorted once, searched per address: a FUNC with 200 000 line records must not
+        // cost a scan of them all for each address in it.
+        block.lines.sort_by_key(|l| l.addr);
         Some(block)
+    }
+
+    /// The line record covering `addr`.
+    fn line_at(&self, addr: u64) -> Option<&Line> {
+        let i = self.lines.partition_point(|l| l.addr <= addr);
+        self.lines[..i]
+            .iter()
+            .rev()
+            .take(4)
+            .find(|l| addr < l.addr.saturating_add(l.size))
     }
 }
 
@@ -427,7 +441,7 @@ enum Reader<'a> {
 impl<'a> Reader<'a> {
     fn open(source: &'a Source) -> std::io::Result<Reader<'a>> {
         Ok(match source {
-            Source::File(p) => Reader::File(File::open(p)?),
+            Source::File(p) => Reader::File(super::bytes::open_regular(p)?),
             Source::Memory(m) => Reader::Memory(m),
         })
     }

@@ -20,21 +20,51 @@ enum Inner {
     Owned(Vec<u8>),
 }
 
-#[cfg(unix)]
-mod sys {
-    unsafe extern "C" {
-        pub fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64)
-        -> *mut u8;
-        pub fn munmap(addr: *mut u8, len: usize) -> i32;
+/// Largest debug file read into memory where it cannot be mapped (the cache bound
+/// counts it; a mapped file costs address space, not memory).
+pub const MAX_OWNED_FILE: u64 = 4 << 30;
+
+/// Opens `path` for reading only if it is a regular file: a FIFO, device or folder named
+/// as a debug file, source or zip must neither block the server nor be read forever.
+/// On Unix the open itself cannot block (`O_NONBLOCK`, which regular files ignore).
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
     }
-    pub const PROT_READ: i32 = 1;
-    pub const MAP_PRIVATE: i32 = 2;
+    let file = opts.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
+}
+
+/// Reads a whole regular file of at most `max` bytes.
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let len = file.metadata()?.len();
+    if len > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{len} bytes, over the limit of {max}"),
+        ));
+    }
+    let mut out = Vec::with_capacity(len as usize);
+    file.take(max).read_to_end(&mut out)?;
+    Ok(out)
 }
 
 impl FileBytes {
     /// Maps `path` (reads it on platforms without mmap, or when mapping fails).
     pub fn open(path: &Path) -> std::io::Result<FileBytes> {
-        let file = std::fs::File::open(path)?;
+        let file = open_regular(path)?;
         let len = file.metadata()?.len();
         #[cfg(unix)]
         if len > 0
@@ -45,24 +75,27 @@ impl FileBytes {
             // afterwards. (If another process truncates the file meanwhile, reading the lost
             // pages faults: the same risk every mmap-based symbolizer takes.)
             let ptr = unsafe {
-                sys::mmap(
+                libc::mmap(
                     std::ptr::null_mut(),
                     len,
-                    sys::PROT_READ,
-                    sys::MAP_PRIVATE,
+                    libc::PROT_READ,
+                    libc::MAP_PRIVATE,
                     file.as_raw_fd(),
                     0,
                 )
             };
-            if ptr as isize != -1 && !ptr.is_null() {
+            if ptr != libc::MAP_FAILED && !ptr.is_null() {
                 return Ok(FileBytes {
-                    inner: Inner::Mapped { ptr, len },
+                    inner: Inner::Mapped {
+                        ptr: ptr as *const u8,
+                        len,
+                    },
                 });
             }
         }
         let _ = len;
         Ok(FileBytes {
-            inner: Inner::Owned(std::fs::read(path)?),
+            inner: Inner::Owned(read_regular(path, MAX_OWNED_FILE)?),
         })
     }
 }
@@ -85,7 +118,7 @@ impl Drop for FileBytes {
         if let Inner::Mapped { ptr, len } = self.inner {
             // SAFETY: unmapping what open() mapped, once.
             unsafe {
-                sys::munmap(ptr as *mut u8, len);
+                libc::munmap(ptr as *mut libc::c_void, len);
             }
         }
     }

@@ -441,7 +441,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
         )
     };
     for c in candidates {
-        if let Ok(bytes) = std::fs::read(&c) {
+        if let Ok(bytes) = super::bytes::read_regular(&c, super::bytes::MAX_OWNED_FILE) {
             let sub = LoadContext { path: &c, ..*ctx };
             match load_pdb(bytes, want, &sub) {
                 Ok(m) => return Ok(Module::Pdb(m)),

@@ -312,7 +312,7 @@ impl Server {
                 message: "this server was started without a profile".into(),
             });
         };
-        match std::fs::File::open(&profile.path) {
+        match crate::resolve::bytes::open_regular(&profile.path) {
             Ok(f) => {
                 let len = f.metadata().ok().map(|m| m.len() as usize);
                 let mut r = Response::new(

@@ -2,7 +2,6 @@
 //! once, then one entry at a time. Stored and deflated entries, zip64 where needed.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -34,7 +33,7 @@ const MAX_ENTRY: u64 = 4 << 30;
 
 impl ZipArchive {
     pub fn open(path: &Path) -> Result<ZipArchive, String> {
-        let mut f = File::open(path).map_err(|e| e.to_string())?;
+        let mut f = crate::resolve::bytes::open_regular(path).map_err(|e| e.to_string())?;
         let len = f.metadata().map_err(|e| e.to_string())?.len();
         // The end-of-central-directory record is in the last 64 KiB + 22 bytes.
         let tail_len = len.min(65_557);
@@ -134,7 +133,7 @@ impl ZipArchive {
         if e.uncompressed > MAX_ENTRY {
             return Err(format!("entry of {} bytes is too large", e.uncompressed));
         }
-        let mut f = File::open(&self.path).map_err(|e| e.to_string())?;
+        let mut f = crate::resolve::bytes::open_regular(&self.path).map_err(|e| e.to_string())?;
         let mut local = [0u8; 30];
         f.seek(SeekFrom::Start(e.local_header))
             .and_then(|_| f.read_exact(&mut local))
