@@ -84,3 +84,148 @@ fn a_panicking_parser_costs_only_its_module() {
         server.assert_alive();
     }
 }
+
+/// A `.sym` in store layout for module `name` with debug ID `id`.
+fn sym_store(dir: &std::path::Path, name: &str, id: &str, text: &str) {
+    let d = dir.join(name).join(id);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join(format!("{name}.sym")), text).unwrap();
+}
+
+#[test]
+fn sparse_file_numbers_and_long_line_tables_are_cheap_and_right() {
+    let dir = scratch("corrupt-sym-amplification");
+    let id = "0123456789ABCDEF0123456789ABCDEF0";
+    // FILE numbers in the tens of millions: memory follows the two records.
+    let mut text = format!(
+        "MODULE Linux x86_64 {id} sparse\nFILE 50000000 far.c\nFILE 3 near.c\nFUNC 1000 20 0 f\n1000 10 7 50000000\n1010 10 8 3\n"
+    );
+    // A FUNC with 200 000 line records, each address looked up in one pass.
+    text.push_str("FUNC 100000 30d40 0 big\n");
+    for i in 0..200_000u64 {
+        text.push_str(&format!("{:x} 1 {} 3\n", 0x100000 + i, i + 1));
+    }
+    sym_store(&dir, "sparse", id, &text);
+    let mut offsets = vec![0x1000u64, 0x1010];
+    offsets.extend((0..20_000u64).map(|i| 0x100000 + i * 10));
+    let v = query_stdin(
+        &[
+            "--breakpad-symbol-dir",
+            dir.to_str().unwrap(),
+            "/symbolicate/v5",
+        ],
+        &[],
+        &job("sparse", id, &offsets),
+    );
+    let f = frames_of(&v["results"][0]);
+    assert_eq!(f[0]["file"], json!("far.c"));
+    assert_eq!(f[0]["line"], json!(7));
+    assert_eq!(f[1]["file"], json!("near.c"));
+    for (k, frame) in f[2..].iter().enumerate() {
+        assert_eq!(frame["function"], json!("big"));
+        assert_eq!(frame["line"], json!(k as u64 * 10 + 1));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn special_files_named_as_debug_files_are_refused_at_once() {
+    let dir = scratch("corrupt-special-files");
+    let fifo = dir.join("lib.fifo");
+    let ok = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(ok.success());
+    let profile = dir.join("profile.json");
+    let libs: Vec<Value> = [
+        ("fifo.so", fifo.to_str().unwrap()),
+        ("zero.so", "/dev/zero"),
+    ]
+    .iter()
+    .map(|(n, p)| {
+        json!({"name": n, "debugName": n, "path": p, "debugPath": p,
+                   "breakpadId": "0123456789ABCDEF0123456789ABCDEF0",
+                   "start": 0, "end": 4096, "offset": 0})
+    })
+    .collect();
+    std::fs::write(
+        &profile,
+        json!({"meta": {"version": 24}, "libs": libs, "threads": []}).to_string(),
+    )
+    .unwrap();
+    let server = Server::start(&[profile.to_str().unwrap()]);
+    let id = "0123456789ABCDEF0123456789ABCDEF0";
+    let r = server.post_json(
+        "/symbolicate/v5",
+        &json!({"memoryMap": [["fifo.so", id], ["zero.so", id]], "stacks": [[[0, 16], [1, 16]]]}),
+    );
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    for name in ["fifo.so", "zero.so"] {
+        let errors = v["results"][0]["module_errors"][format!("{name}/{id}")].to_string();
+        assert!(errors.contains("not a regular file"), "{name}: {errors}");
+    }
+    server.assert_alive();
+}
+
+#[test]
+fn a_zip_bomb_is_refused() {
+    let dir = scratch("corrupt-zip-bomb");
+    // One stored-as-deflate entry that expands a thousand times: 64 MiB of spaces.
+    let body = vec![b' '; 64 << 20];
+    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut enc, &body).unwrap();
+    let packed = enc.finish().unwrap();
+    let id = "0123456789ABCDEF0123456789ABCDEF0";
+    let name = format!("bomb/{id}/bomb.sym");
+    let mut crc = flate2::Crc::new();
+    crc.update(&body);
+    let mut zip = Vec::new();
+    let le16 = |v: &mut Vec<u8>, x: u16| v.extend_from_slice(&x.to_le_bytes());
+    let le32 = |v: &mut Vec<u8>, x: u32| v.extend_from_slice(&x.to_le_bytes());
+    zip.extend_from_slice(&[0x50, 0x4b, 0x03, 0x04]);
+    le16(&mut zip, 20);
+    le16(&mut zip, 0);
+    le16(&mut zip, 8);
+    le32(&mut zip, 0);
+    le32(&mut zip, crc.sum());
+    le32(&mut zip, packed.len() as u32);
+    le32(&mut zip, body.len() as u32);
+    le16(&mut zip, name.len() as u16);
+    le16(&mut zip, 0);
+    zip.extend_from_slice(name.as_bytes());
+    zip.extend_from_slice(&packed);
+    let cd = zip.len();
+    zip.extend_from_slice(&[0x50, 0x4b, 0x01, 0x02]);
+    le16(&mut zip, 20);
+    le16(&mut zip, 20);
+    le16(&mut zip, 0);
+    le16(&mut zip, 8);
+    le32(&mut zip, 0);
+    le32(&mut zip, crc.sum());
+    le32(&mut zip, packed.len() as u32);
+    le32(&mut zip, body.len() as u32);
+    le16(&mut zip, name.len() as u16);
+    for _ in 0..4 {
+        le16(&mut zip, 0);
+    }
+    le32(&mut zip, 0);
+    le32(&mut zip, 0);
+    zip.extend_from_slice(name.as_bytes());
+    let cd_len = zip.len() - cd;
+    zip.extend_from_slice(&[0x50, 0x4b, 0x05, 0x06]);
+    le16(&mut zip, 0);
+    le16(&mut zip, 0);
+    le16(&mut zip, 1);
+    le16(&mut zip, 1);
+    le32(&mut zip, cd_len as u32);
+    le32(&mut zip, cd as u32);
+    le16(&mut zip, 0);
+    let path = dir.join("bomb.zip");
+    std::fs::write(&path, &zip).unwrap();
+    let v = query_stdin(
+        &["--symbols-zip", path.to_str().unwrap(), "/symbolicate/v5"],
+        &[],
+        &job("bomb", id, &[0x10]),
+    );
+    let errors = v["results"][0]["module_errors"][format!("bomb/{id}")].to_string();
+    assert!(errors.contains("zip bomb"), "{errors}");
+}

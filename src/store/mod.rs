@@ -77,6 +77,9 @@ fn panic_error(what: &str, payload: &(dyn std::any::Any + Send)) -> LoadError {
 /// Modules remembered as making a parser panic (beyond that, they are tried again).
 const MAX_POISONED: usize = 4096;
 
+/// Bytes counted per remembered answer against the cache bound.
+const MEMO_ENTRY_COST: u64 = 160;
+
 /// Answers kept per module before the memo starts over.
 const MAX_MEMO: usize = 1 << 20;
 
@@ -110,6 +113,12 @@ impl LoadedModule {
             self.memo.borrow_mut().clear();
             e
         })
+    }
+
+    /// Memory held by remembered answers (an estimate: the entry, the shared answer and
+    /// its strings are mostly shared with other entries).
+    pub fn memo_cost(&self) -> u64 {
+        self.memo.borrow().len() as u64 * MEMO_ENTRY_COST
     }
 
     /// The error of a module whose lookups failed.
@@ -470,7 +479,8 @@ impl SymbolStore {
 
     fn insert(&mut self, debug_name: &str, breakpad_id: &str, module: Rc<LoadedModule>) {
         let cost = module.cost();
-        let total = |c: &[CacheEntry]| c.iter().map(|e| e.cost).sum::<u64>();
+        // Answers remembered since a module was cached count too (they grow after insert).
+        let total = |c: &[CacheEntry]| c.iter().map(|e| e.cost + e.module.memo_cost()).sum::<u64>();
         while !self.cache.is_empty()
             && (self.cache.len() >= self.max_modules || total(&self.cache) + cost > self.max_bytes)
         {

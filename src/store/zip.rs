@@ -30,6 +30,10 @@ fn u64_at(b: &[u8], i: usize) -> Option<u64> {
 
 /// Largest entry we inflate into memory.
 const MAX_ENTRY: u64 = 4 << 30;
+/// Most an entry may expand (uncompressed / compressed) once over `RATIO_FREE` bytes:
+/// real `.sym` files deflate about 5 to 10 times; a zip bomb a thousand times.
+const MAX_RATIO: u64 = 50;
+const RATIO_FREE: u64 = 1 << 20;
 
 impl ZipArchive {
     pub fn open(path: &Path) -> Result<ZipArchive, String> {
@@ -132,6 +136,14 @@ impl ZipArchive {
         let e = self.entries.get(name).ok_or("no such entry")?;
         if e.uncompressed > MAX_ENTRY {
             return Err(format!("entry of {} bytes is too large", e.uncompressed));
+        }
+        if e.uncompressed > RATIO_FREE && e.uncompressed / e.compressed.max(1) > MAX_RATIO {
+            return Err(format!(
+                "entry expands {} times ({} to {} bytes): refused as a zip bomb",
+                e.uncompressed / e.compressed.max(1),
+                e.compressed,
+                e.uncompressed
+            ));
         }
         let mut f = crate::resolve::bytes::open_regular(&self.path).map_err(|e| e.to_string())?;
         let mut local = [0u8; 30];
