@@ -220,7 +220,9 @@ fn compare(
                     mine.contains(&format!("<{}", short_name(callee)))
                         || mine.contains(&format!("<{callee}"))
                 } else {
-                    target_of(mine).is_some() && target_of(mine) == target_of(text)
+                    // Ours are module offsets, llvm-objdump's addresses.
+                    target_of(mine).is_some()
+                        && target_of(mine).map(|t| t + m.image_base) == target_of(text)
                 };
                 if named {
                     t.calls_named += 1;
@@ -622,15 +624,42 @@ fn corpus_case(
     section: &str,
     stride: usize,
 ) {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if !corpus.is_dir() {
-        println!("skipped: no shared corpus at {}", corpus.display());
-        return;
-    }
     if !have("llvm-objdump") {
         println!("skipped: llvm-objdump is not installed (.ci/run installs it)");
         return;
     }
+    // The project's own corpus when it has the case (its IDs from its truth files), then
+    // the shared corpus as an extra.
+    let own = corpus();
+    if own.join(rel).is_file() {
+        let id = case_id(rel);
+        one_corpus_case(
+            &own, rel, debug_name, &id, name, image_base, section, stride,
+        );
+    } else {
+        println!("no {rel} in {}", own.display());
+    }
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if shared.is_dir() {
+        one_corpus_case(
+            &shared, rel, debug_name, debug_id, name, image_base, section, stride,
+        );
+    } else {
+        println!("SKIPPED on the shared corpus: no {}", shared.display());
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn one_corpus_case(
+    corpus: &Path,
+    rel: &str,
+    debug_name: &str,
+    debug_id: &str,
+    name: &str,
+    image_base: u64,
+    section: &str,
+    stride: usize,
+) {
     let bin = corpus.join(rel);
     let bin_s = bin.to_str().unwrap();
     let m = Module {

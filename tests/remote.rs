@@ -877,11 +877,7 @@ fn windows_symbol_server_serves_pdbs_from_the_corpus() {
     if !have_curl() {
         return;
     }
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if !corpus.is_dir() {
-        eprintln!("skipped: no corpus at {}", corpus.display());
-        return;
-    }
+    let corpus = common::corpus();
     let dir = scratch("remote-symsrv");
     let truth = common::Truth::load(&corpus.join("truth/pe/mathlib.dll.truth.json"));
     let id = truth.breakpad_id();
@@ -932,11 +928,7 @@ fn corpus_linux_profile_from_tecken_and_debuginfod() {
     if !have_curl() {
         return;
     }
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if !corpus.is_dir() {
-        eprintln!("skipped: no corpus at {}", corpus.display());
-        return;
-    }
+    let corpus = common::corpus();
     let dir = scratch("remote-corpus-linux");
     let src = std::fs::read_to_string(corpus.join("profiles/gecko-profile-linux.json")).unwrap();
     let profile = dir.join("profile.json");
@@ -1228,11 +1220,7 @@ fn symbolicate_fetches_every_module_once_for_the_corpus_profile() {
     if !have_curl() {
         return;
     }
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if !corpus.is_dir() {
-        eprintln!("skipped: no corpus at {}", corpus.display());
-        return;
-    }
+    let corpus = common::corpus();
     let dir = scratch("remote-ci");
     let (tecken, _storage) = tecken(corpus.join("breakpad"));
     let out = dir.join("out.json");
