@@ -6,9 +6,7 @@ use std::io::Read;
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use std::time::Instant;
 
 use serde_json::json;
 use tiny_http::{Header, Method, Request, Response, StatusCode};
@@ -17,7 +15,13 @@ use crate::api::{Api, ApiError};
 use crate::cli::{PortSpec, ServerOptions};
 use crate::profile::ProfileFile;
 
+mod http;
 mod parked;
+
+use http::{
+    error_response, header, host_refusal, index_page, json_bytes, json_response, paced, preflight,
+    read_body, send,
+};
 
 /// Largest request body accepted (413 beyond, the body left unread).
 pub const MAX_BODY: u64 = 64 << 20;
@@ -28,15 +32,6 @@ const MAX_CONNECTIONS: usize = 128;
 const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
 /// A single write may block this long; a client that does not read loses its answer.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
-/// An answer must go out at this rate on average once `PACE_GRACE` has passed, or it
-/// is dropped: a slow reader must not hold up the loop for everyone else.
-const MIN_RATE: u64 = 1 << 20;
-const PACE_GRACE: Duration = Duration::from_secs(2);
-/// Answers bigger than this are written by a thread of their own, at most
-/// `MAX_WRITERS` at once (beyond that, in the loop, still paced).
-const INLINE_WRITE: usize = 256 << 10;
-const MAX_WRITERS: usize = 8;
-static WRITERS: AtomicUsize = AtomicUsize::new(0);
 /// Longest request line or header line, and most header lines.
 const MAX_LINE: usize = 16 << 10;
 const MAX_HEADERS: usize = 100;
@@ -334,162 +329,6 @@ impl Server {
             }),
         }
     }
-}
-
-fn header(name: &str, value: &str) -> Header {
-    // Only called with ASCII names and values built here.
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("valid header")
-}
-
-fn json_response(status: u16, v: &serde_json::Value, cors: bool) -> Response<Box<dyn Read + Send>> {
-    json_bytes(status, serde_json::to_vec(v).unwrap_or_default(), cors)
-}
-
-fn json_bytes(status: u16, body: Vec<u8>, cors: bool) -> Response<Box<dyn Read + Send>> {
-    let len = body.len();
-    let mut r = Response::new(
-        StatusCode(status),
-        vec![header("Content-Type", "application/json; charset=UTF-8")],
-        paced(std::io::Cursor::new(body)),
-        Some(len),
-        None,
-    );
-    if cors {
-        r.add_header(header("Access-Control-Allow-Origin", "*"));
-    }
-    r
-}
-
-fn error_response(e: &ApiError) -> Response<Box<dyn Read + Send>> {
-    json_response(e.status, &e.to_json(), true)
-}
-
-fn preflight(request: &Request) -> Response<Box<dyn Read + Send>> {
-    let get = |name: &'static str| {
-        request
-            .headers()
-            .iter()
-            .find(|h| h.field.equiv(name))
-            .map(|h| h.value.as_str().to_string())
-    };
-    let mut r = Response::new(
-        StatusCode(204),
-        vec![header("Access-Control-Allow-Origin", "*")],
-        Box::new(std::io::empty()) as Box<dyn Read + Send>,
-        Some(0),
-        None,
-    );
-    if get("Access-Control-Request-Method").is_some() {
-        r.add_header(header("Access-Control-Allow-Methods", "POST, GET, OPTIONS"));
-        r.add_header(header("Access-Control-Max-Age", "86400"));
-        if let Some(h) = get("Access-Control-Request-Headers")
-            && let Ok(h) =
-                Header::from_bytes("Access-Control-Allow-Headers".as_bytes(), h.as_bytes())
-        {
-            r.add_header(h);
-        }
-    }
-    r
-}
-
-/// Writes an answer. A big one is written by a thread of its own: a client that reads it
-/// slowly (or not at all) must not hold up the loop. Small ones fit the socket buffers.
-fn send(request: Request, response: Response<Box<dyn Read + Send>>, path: &str) {
-    let big = response.data_length().is_none_or(|n| n > INLINE_WRITE);
-    if big && WRITERS.fetch_add(1, Ordering::SeqCst) < MAX_WRITERS {
-        let path = path.to_string();
-        let spawned = std::thread::Builder::new().spawn(move || {
-            if let Err(e) = request.respond(response) {
-                crate::elog!("warning: sending a response to {path} failed: {e}");
-            }
-            WRITERS.fetch_sub(1, Ordering::SeqCst);
-        });
-        if spawned.is_err() {
-            WRITERS.fetch_sub(1, Ordering::SeqCst);
-        }
-        return;
-    }
-    if big {
-        WRITERS.fetch_sub(1, Ordering::SeqCst);
-    }
-    if let Err(e) = request.respond(response) {
-        crate::elog!("warning: sending a response to {path} failed: {e}");
-    }
-}
-
-/// The answer to a request whose `Host` is not this server's (DNS rebinding), decided
-/// from its head alone: its body is never read.
-fn host_refusal(headers: &[Header], allowed: &[String]) -> Option<tiny_http::Refusal> {
-    let ok = headers
-        .iter()
-        .find(|h| h.field.equiv("Host"))
-        .is_some_and(|h| allowed.contains(&h.value.as_str().to_ascii_lowercase()));
-    (!ok).then(|| {
-        (
-            403,
-            br#"{"error": "this Host is not allowed (DNS rebinding protection)"}"#.to_vec(),
-        )
-    })
-}
-
-/// The body, read whole already by the connection's thread.
-fn read_body(request: &mut Request) -> Result<Vec<u8>, ApiError> {
-    let mut body = Vec::new();
-    request
-        .as_reader()
-        .read_to_end(&mut body)
-        .map_err(|e| ApiError::bad_request(format!("reading the request body failed: {e}")))?;
-    Ok(body)
-}
-
-/// An answer's bytes, given out no slower than [`MIN_RATE`] on average after
-/// [`PACE_GRACE`]; past that the answer fails and its connection is dropped.
-struct Paced<R> {
-    inner: R,
-    started: Instant,
-    sent: u64,
-}
-
-impl<R: Read> Read for Paced<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let elapsed = self.started.elapsed();
-        if elapsed > PACE_GRACE && self.sent < MIN_RATE * elapsed.as_secs() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "the client reads too slowly",
-            ));
-        }
-        let n = self.inner.read(buf)?;
-        self.sent += n as u64;
-        Ok(n)
-    }
-}
-
-fn paced<R: Read + Send + 'static>(inner: R) -> Box<dyn Read + Send> {
-    Box::new(Paced {
-        inner,
-        started: Instant::now(),
-        sent: 0,
-    })
-}
-
-fn index_page(profiler_url: &str) -> Response<Box<dyn Read + Send>> {
-    // No token here: any page on the machine may fetch this one.
-    let html = format!(
-        "<!DOCTYPE html><meta charset=utf-8><title>profiler-symbol-server</title>\
-         <p>This is profiler-symbol-server. Open the profile with the link it printed in your \
-         terminal; that link carries this server's secret address.</p>\
-         <p>Front-end: <a href=\"{0}\">{0}</a></p>",
-        profiler_url.replace('"', "%22").replace('<', "%3C")
-    );
-    let len = html.len();
-    Response::new(
-        StatusCode(200),
-        vec![header("Content-Type", "text/html; charset=UTF-8")],
-        Box::new(std::io::Cursor::new(html.into_bytes())) as Box<dyn Read + Send>,
-        Some(len),
-        None,
-    )
 }
 
 /// Opens `url` in the default browser, with the platform's own opener.
