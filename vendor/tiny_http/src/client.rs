@@ -318,7 +318,13 @@ impl Iterator for ClientConnection {
         }
 
         loop {
-            let rq = match self.read() {
+            let read = self.read();
+            if read.is_err() {
+                // PATCH: the writer that sent `100 Continue` must be gone before the error
+                // answer's writer may write (they are sequenced), or this thread waits forever.
+                self.pending_continue_writer = None;
+            }
+            let rq = match read {
                 Err(ReadError::WrongRequestLine) => {
                     let writer = self.sink.next().unwrap();
                     let response = Response::new_empty(StatusCode(400));
