@@ -127,6 +127,11 @@ impl ZipArchive {
         })
     }
 
+    /// The entries' names (fuzzing and diagnostics).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
     pub fn contains(&self, name: &str) -> bool {
         self.entries.contains_key(name)
     }
