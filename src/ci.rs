@@ -155,7 +155,7 @@ pub fn symbolicate(
         .iter()
         .map(|((name, _), w)| (name.as_str(), w.lib.breakpad_id.as_str(), Some(&w.lib)))
         .collect();
-    crate::remote::glue::fetch_all(store, &wanted);
+    store.fetch_all(&wanted);
     // Resolve, one ascending pass per module.
     let mut summary = Vec::new();
     for ((name, _), work) in modules.iter_mut() {

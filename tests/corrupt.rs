@@ -30,7 +30,11 @@ fn request(bad_dir: &std::path::Path) -> (Value, String, String) {
 
 #[test]
 fn a_panicking_parser_costs_only_its_module() {
-    for bad in ["pdb-panic-c13.pdb", "pdb-panic-modi.pdb", "pdb-panic-fuzz.pdb"] {
+    for bad in [
+        "pdb-panic-c13.pdb",
+        "pdb-panic-modi.pdb",
+        "pdb-panic-fuzz.pdb",
+    ] {
         let dir = scratch(&format!("corrupt-{bad}"));
         std::fs::copy(
             concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/corrupt/").to_string() + bad,

@@ -430,6 +430,31 @@ impl SymbolStore {
         Err(errors)
     }
 
+    /// Fetches what these modules need from the remote sources, all downloads at once, and
+    /// returns when none is left (`symbolicate`: a CI job with a hundred modules on Tecken
+    /// should not fetch them one after the other). The store's `blocking` mode is restored.
+    pub fn fetch_all(&mut self, modules: &[(&str, &str, Option<&Lib>)]) {
+        let Some(remote) = self.remote_mut() else {
+            return;
+        };
+        let blocking = std::mem::replace(&mut remote.blocking, false);
+        loop {
+            self.take_pending();
+            for &(name, id, lib) in modules {
+                let _ = self.module(name, id, lib);
+            }
+            if !self.take_pending() {
+                break;
+            }
+            if let Some(r) = self.remote_mut() {
+                r.wait_any();
+            }
+        }
+        if let Some(r) = self.remote_mut() {
+            r.blocking = blocking;
+        }
+    }
+
     /// Remote sources for this store (the server turns `blocking` off).
     pub fn set_remote(&mut self, remote: Option<Remote>) {
         self.remote = remote;
