@@ -4,8 +4,10 @@
 pub mod breakpad;
 pub mod bytes;
 pub mod dwarf;
+pub mod dwz;
 pub mod elf;
 pub mod macho;
+pub mod names;
 pub mod native;
 pub mod open;
 pub mod pe;
@@ -127,6 +129,9 @@ pub enum Companion<'a> {
     BuildId(&'a str),
     /// The file a `.gnu_debuglink` names.
     DebugLink(&'a str),
+    /// A dwz supplementary file: the path `.gnu_debugaltlink` names (absolute, or relative
+    /// to the debug file) and its build ID (lower-case hex), which the format checks.
+    Supplementary { path: &'a str, build_id: &'a str },
     /// A PE's PDB: its file name, the path the CodeView record gives, and the debug ID.
     Pdb {
         name: &'a str,

@@ -35,13 +35,20 @@ impl NativeModule {
             .comp_dir(self.base.checked_add(offset)?)
     }
 
+    /// The demangled name of the symbol starting at `entry` (for a function whose DWARF
+    /// has no linkage name, or no name).
+    fn symbol_at(&self, entry: u64) -> Option<super::Text> {
+        let (name, start, _) = self.symbols.find(entry)?;
+        (start == entry).then(|| super::demangle(name).into())
+    }
+
     pub fn lookup(&self, offset: u64) -> Option<Symbolized> {
         let addr = self.base.checked_add(offset)?;
         if !self.code.is_empty() && !self.code.iter().any(|&(s, e)| s <= addr && addr < e) {
             return None;
         }
         if let Some(d) = &self.dwarf {
-            if let Some(s) = d.lookup(addr) {
+            if let Some(s) = d.lookup_named(addr, &|entry| self.symbol_at(entry)) {
                 return Some(s);
             }
             if self.unsized_symbols && d.covers(addr) {

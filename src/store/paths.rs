@@ -90,6 +90,23 @@ pub(super) fn companions(
             }
             out.retain(|p| p != binary);
         }
+        Companion::Supplementary { path, build_id } => {
+            // The debug file names it (not the request): relative paths may climb, as
+            // Fedora's `../../.dwz/<pkg>` do; the format checks the build ID.
+            let named = Path::new(path);
+            out.push(dir.join(named));
+            if let Some(base) = named.file_name() {
+                out.push(Path::new("/usr/lib/debug/.dwz").join(base));
+                out.push(dir.join(base));
+                out.extend(symbol_dirs.iter().map(|d| d.join(base)));
+            }
+            out.extend(companions(
+                binary,
+                Companion::BuildId(build_id),
+                symbol_dirs,
+                symstores,
+            ));
+        }
         Companion::Pdb { name, recorded, id } => {
             if !is_plain_name(name) {
                 return out;
