@@ -21,7 +21,15 @@ def run(args, stdin=None):
     return subprocess.run(args, input=stdin, capture_output=True, text=True, check=True).stdout
 
 
+def is_macho(path):
+    with open(path, "rb") as f:
+        return f.read(4) in (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe")
+
+
 def debug_id(path):
+    if is_macho(path):  # LC_UUID as is, age 0
+        uuid = run([L + "/llvm-dwarfdump", "--uuid", path]).split()[1]
+        return uuid.replace("-", "").upper() + "0"
     notes = run(["readelf", "-n", path])
     b = bytes.fromhex(re.search(r"Build ID: (\w+)", notes).group(1))[:16].ljust(16, b"\0")
     g = b[0:4][::-1] + b[4:6][::-1] + b[6:8][::-1] + b[8:16]
@@ -29,6 +37,11 @@ def debug_id(path):
 
 
 def image_base(path):
+    if is_macho(path):  # vmaddr of __TEXT
+        lines = run([L + "/llvm-objdump", "--macho", "--private-headers", path]).splitlines()
+        for i, line in enumerate(lines):
+            if line.split() == ["segname", "__TEXT"]:
+                return int(lines[i + 1].split()[1], 16)
     for line in run(["readelf", "-lW", path]).splitlines():
         f = line.split()
         if f and f[0] == "LOAD":
@@ -39,8 +52,11 @@ def image_base(path):
 def main():
     image, obj = sys.argv[1], sys.argv[2]
     base = image_base(image)
-    dis = [L + "/llvm-objdump", "-d", "--no-show-raw-insn", "--section=.text", obj]
-    addrs = [int(m.group(1), 16) for m in re.finditer(r"^\s+([0-9a-f]+):", run(dis), re.M)]
+    # A dSYM holds no code: Mach-O instructions come from the image itself.
+    code = image if is_macho(image) else obj
+    text = "__text" if is_macho(image) else ".text"
+    dis = [L + "/llvm-objdump", "-d", "--no-show-raw-insn", "--section=" + text, code]
+    addrs = [int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s", run(dis), re.M)]
     sym = [L + "/llvm-symbolizer", "--inlines", "--output-style=JSON", "--obj=" + obj]
     out = run(sym, "\n".join(hex(a) for a in addrs) + "\n")
     entries = []

@@ -239,3 +239,59 @@ fn dwp_sections_inside_the_debuglink_file() {
     agree(&mut table, "dwp-in-dbg", &fixtures().join("dwp-in-dbg"));
     table.finish(".dwp merged into the .dbg vs llvm-symbolizer with the .dwp, every instruction");
 }
+
+/// The OSO fixture in a scratch folder, `main.o` with modification time `mtime` (git
+/// does not keep times; the debug map recorded 1700000000).
+fn oso_copy(name: &str, mtime: u64) -> PathBuf {
+    let dir = scratch(name);
+    for f in ["prog", "main.o", "libw.a"] {
+        std::fs::copy(fixtures().join("oso").join(f), dir.join(f)).unwrap();
+    }
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(mtime);
+    std::fs::File::options()
+        .write(true)
+        .open(dir.join("main.o"))
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+    dir
+}
+
+#[test]
+fn mach_o_debug_map_objects_and_archive_members() {
+    let dir = oso_copy("oso", 1_700_000_000);
+    let mut table = Agreement::default();
+    agree(&mut table, "oso", &dir);
+    table.finish("Mach-O debug map (OSO) vs dsymutil + llvm-symbolizer, every instruction");
+}
+
+#[test]
+fn a_changed_object_is_reported_not_used() {
+    let dir = oso_copy("oso-changed", 1_700_000_001);
+    let o = oracle("oso");
+    let offsets: Vec<u64> = o
+        .addresses
+        .iter()
+        .map(|a| parse_hex(a["module_offset"].as_str().unwrap()))
+        .collect();
+    let (result, _) = symbolicate(&dir, &o, &offsets);
+    let errors = result["module_errors"].to_string();
+    assert!(
+        errors.contains("ObjectModified") && errors.contains("main.o"),
+        "{errors}"
+    );
+    let (mut from_main, mut from_lib) = (0, 0);
+    for (f, a) in frames_of(&result).iter().zip(&o.addresses) {
+        let want = a["frames_innermost_first"].as_array().unwrap();
+        if want[0]["file"].as_str().unwrap().ends_with("main.c") {
+            // Symbol names only: nothing from the changed object.
+            assert!(f.get("file").is_none() && f.get("inlines").is_none(), "{f}");
+            from_main += 1;
+        } else {
+            // The archive member is unchanged and still used.
+            assert!(check(f, want).is_ok(), "{f} vs {a}");
+            from_lib += 1;
+        }
+    }
+    assert!(from_main > 10 && from_lib > 10, "{from_main} {from_lib}");
+}

@@ -160,6 +160,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         dwarf,
         symbols: SymbolTable::new(symbols),
         unsized_symbols: false,
+        debug_map: None,
         warnings,
     })
 }

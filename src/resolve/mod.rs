@@ -10,6 +10,7 @@ pub mod macho;
 pub mod names;
 pub mod native;
 pub mod open;
+pub mod oso;
 pub mod pe;
 pub mod section;
 pub mod sidecar;
@@ -132,6 +133,8 @@ pub enum Companion<'a> {
     /// A dwz supplementary file: the path `.gnu_debugaltlink` names (absolute, or relative
     /// to the debug file) and its build ID (lower-case hex), which the format checks.
     Supplementary { path: &'a str, build_id: &'a str },
+    /// An object file (or archive) a Mach-O debug map names, as recorded there.
+    OsoObject(&'a str),
     /// A PE's PDB: its file name, the path the CodeView record gives, and the debug ID.
     Pdb {
         name: &'a str,

@@ -16,6 +16,8 @@ pub struct NativeModule {
     pub code: Vec<(u64, u64)>,
     pub dwarf: Option<DwarfResolver>,
     pub symbols: SymbolTable,
+    /// A Mach-O linked without dsymutil: the objects its debug map names.
+    pub debug_map: Option<super::oso::DebugMap>,
     /// The symbols carry no size (Mach-O): each reaches to the next, over any padding.
     /// Where DWARF describes the code, its units then say where no function is.
     pub unsized_symbols: bool,
@@ -26,13 +28,17 @@ pub struct NativeModule {
 
 impl NativeModule {
     pub fn cost(&self) -> u64 {
-        self.dwarf.as_ref().map_or(0, |d| d.cost()) + 64 * self.symbols.len() as u64
+        self.dwarf.as_ref().map_or(0, |d| d.cost())
+            + self.debug_map.as_ref().map_or(0, |m| m.cost())
+            + 64 * self.symbols.len() as u64
     }
 
     pub fn comp_dir(&self, offset: u64) -> Option<String> {
-        self.dwarf
-            .as_ref()?
-            .comp_dir(self.base.checked_add(offset)?)
+        let addr = self.base.checked_add(offset)?;
+        if let Some(m) = &self.debug_map {
+            return m.comp_dir(addr);
+        }
+        self.dwarf.as_ref()?.comp_dir(addr)
     }
 
     /// The demangled name of the symbol starting at `entry` (for a function whose DWARF
@@ -64,6 +70,9 @@ impl NativeModule {
             {
                 return None;
             }
+        }
+        if let Some(s) = self.debug_map.as_ref().and_then(|m| m.lookup(addr)) {
+            return Some(s);
         }
         self.symbols.lookup(addr)
     }

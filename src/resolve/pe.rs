@@ -473,6 +473,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
         .collect();
     let symbols = SymbolTable::new(super::symtab::sized_to_next(exports, &text));
     Ok(Module::Native(Box::new(NativeModule {
+        debug_map: None,
         debug_file: path.to_path_buf(),
         base,
         code: text,

@@ -107,6 +107,16 @@ pub(super) fn companions(
                 symstores,
             ));
         }
+        Companion::OsoObject(recorded) => {
+            // The binary's own debug map names it: at that path, then by its file name
+            // beside the binary and in each --symbol-dir (build trees move).
+            let named = Path::new(recorded);
+            out.push(named.to_path_buf());
+            if let Some(base) = named.file_name() {
+                out.push(dir.join(base));
+                out.extend(symbol_dirs.iter().map(|d| d.join(base)));
+            }
+        }
         Companion::Pdb { name, recorded, id } => {
             if !is_plain_name(name) {
                 return out;
