@@ -258,7 +258,12 @@ impl DebugMap {
         }
         let parsed = self.parsed(f.object)?;
         let start = *parsed.symbols.get(&f.name)?;
-        parsed.dwarf.lookup(start.checked_add(addr - f.start)?)
+        // The stab's symbol names a function whose DWARF has no linkage name.
+        let name = f.name.strip_prefix('_').unwrap_or(&f.name);
+        let symbol_at = |entry: u64| (entry == start).then(|| super::demangle(name).into());
+        parsed
+            .dwarf
+            .lookup_named(start.checked_add(addr - f.start)?, &symbol_at)
     }
 
     /// The compilation directory of the object's unit holding `addr`.
