@@ -198,6 +198,10 @@ fn locate(
 
 /// `Some(date)` when the archive at `path` holds `member`.
 fn member_date(path: &Path, member: &str) -> Option<Option<u64>> {
+    // A debug map may name anything: only regular files are read.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     let data = FileBytes::open(path).ok()?;
     ar_member(&data, member).map(|(date, _)| Some(date))
 }
