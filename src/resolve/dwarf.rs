@@ -51,6 +51,16 @@ struct SplitDwarf {
     endian: RunTimeEndian,
 }
 
+/// Files that complete a unit's DWARF, found by the format.
+#[derive(Default)]
+pub struct Companions<'a, 'f> {
+    /// The dwz supplementary file's sections (`.gnu_debugaltlink`).
+    pub supplementary: Option<&'a mut SectionFn<'f>>,
+    /// A file that may hold `.debug_*.dwo` sections and a `.debug_cu_index`: a separate
+    /// debug file into which a `.dwp` was merged.
+    pub package_in: Option<&'a Path>,
+}
+
 pub struct DwarfResolver {
     ctx: addr2line::Context<R>,
     split: SplitDwarf,
@@ -58,6 +68,8 @@ pub struct DwarfResolver {
     /// address again was a fifth of the time of a cold request.
     names: RefCell<HashMap<Box<[u8]>, Text>>,
     files: RefCell<HashMap<Box<str>, Text>>,
+    /// Qualified names rebuilt for subprograms without a linkage name.
+    qualified: super::names::Names,
     /// Must stay the last field: dropped after everything that reads from it.
     backing: Backing,
 }
@@ -70,6 +82,17 @@ impl DwarfResolver {
         section: &mut SectionFn<'_>,
         endian: RunTimeEndian,
         binary: &Path,
+    ) -> Result<Option<DwarfResolver>, String> {
+        Self::with_companions(section, endian, binary, Companions::default())
+    }
+
+    /// As [`Self::new`], with a dwz supplementary file and another file that may hold a
+    /// package's sections.
+    pub fn with_companions(
+        section: &mut SectionFn<'_>,
+        endian: RunTimeEndian,
+        binary: &Path,
+        companions: Companions<'_, '_>,
     ) -> Result<Option<DwarfResolver>, String> {
         let info = section(SectionId::DebugInfo.name())?;
         if info.as_ref().is_none_or(|d| d.is_empty()) {
@@ -84,9 +107,20 @@ impl DwarfResolver {
             };
             Ok(backing.reader(data, endian))
         })?;
+        let mut dwarf = dwarf;
+        if let Some(sup) = companions.supplementary {
+            dwarf.load_sup(|id| -> Result<R, String> {
+                Ok(backing.reader(sup(id.name())?, endian))
+            })?;
+        }
         let ctx =
             addr2line::Context::from_dwarf(dwarf).map_err(|e| format!("invalid DWARF: {e}"))?;
-        let package = load_dwp(binary, endian, &backing);
+        let package = load_dwp(binary, endian, &backing).or_else(|| {
+            // A package's sections inside the debug file itself (`.debug_info.dwo`...).
+            let file = companions.package_in?;
+            let sections = load_split_sections(file, endian, &backing)?;
+            gimli::DwarfPackage::load(sections, backing.reader(None, endian)).ok()
+        });
         Ok(Some(DwarfResolver {
             ctx,
             split: SplitDwarf {
@@ -96,6 +130,7 @@ impl DwarfResolver {
             },
             names: Default::default(),
             files: Default::default(),
+            qualified: Default::default(),
             backing,
         }))
     }
@@ -131,6 +166,17 @@ impl DwarfResolver {
     /// Resolves an address of the file's own address space. `None` when no DWARF
     /// subprogram covers it (line-table rows alone do not make a function).
     pub fn lookup(&self, addr: u64) -> Option<Symbolized> {
+        self.lookup_named(addr, &|_| None)
+    }
+
+    /// As [`Self::lookup`]; `symbol_at(entry)` is the symbol table's name at a function's
+    /// entry: it names a function whose DWARF has no linkage name (as llvm-symbolizer
+    /// answers) or no name at all (dwz without its supplementary file).
+    pub fn lookup_named(
+        &self,
+        addr: u64,
+        symbol_at: &dyn Fn(u64) -> Option<Text>,
+    ) -> Option<Symbolized> {
         let mut iter = self.finish(self.ctx.find_frames(addr)).ok()?;
         let mut frames = Vec::new();
         while let Ok(Some(frame)) = iter.next() {
@@ -138,10 +184,17 @@ impl DwarfResolver {
         }
         let outer = frames.last()?;
         let die = outer.dw_die_offset?;
-        let function = self.name(outer.function.as_ref()?)?;
-        let (entry, size, part_start) = self
-            .finish(self.ctx.find_dwarf_and_unit(addr))
-            .and_then(|unit| function_extent(&unit, die, addr))?;
+        let unit = self.finish(self.ctx.find_dwarf_and_unit(addr))?;
+        let (entry, size, part_start) = function_extent(&unit, die, addr)?;
+        let function = match outer.function.as_ref() {
+            // A C++ function's symbol is mangled unless it is `extern "C"`: either way
+            // the symbol is the name (llvm-symbolizer's answer too).
+            Some(n) if self.unqualified(n) => symbol_at(entry)
+                .or_else(|| self.qualified.qualified(&unit, die))
+                .or_else(|| self.name(n))?,
+            Some(n) => self.name(n).or_else(|| symbol_at(entry))?,
+            None => symbol_at(entry)?,
+        };
         let function_offset = if addr >= entry {
             addr - entry
         } else {
@@ -160,6 +213,9 @@ impl DwarfResolver {
             .map(|f| {
                 let (file, line) = location(f);
                 InlineFrame {
+                    // Inlined functions keep their DWARF name, qualified or not: with
+                    // abstract linkage names their origins still carry one, and
+                    // llvm-symbolizer gives the short name where none is.
                     function: f.function.as_ref().and_then(|n| self.name(n)),
                     file,
                     line,
@@ -195,6 +251,16 @@ impl DwarfResolver {
             .borrow_mut()
             .insert(raw.into(), demangled.clone());
         Some(demangled)
+    }
+
+    /// A C++ name that is not a linkage name: the DWARF had none anywhere on the
+    /// subprogram's chain (abstract linkage names), so it lacks its scopes.
+    fn unqualified(&self, name: &addr2line::FunctionName<R>) -> bool {
+        super::names::is_cplusplus(name.language)
+            && name
+                .name
+                .to_slice()
+                .is_ok_and(|raw| !super::names::is_mangled(&raw))
     }
 
     fn file(&self, path: &str) -> Text {

@@ -138,7 +138,6 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
     } else {
         find_separate_debug(&file, path, ctx, &mut warnings)
     };
-    let endian = endian_of(&file);
     let dwarf = match &separate {
         Some((debug_path, debug_data)) => {
             let debug_file = object::File::parse(&***debug_data).map_err(|e| {
@@ -152,15 +151,16 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
                 crate::elog!("  using separate debug file {}", debug_path.display());
             }
             symbols.extend(text_symbols(&debug_file));
-            DwarfResolver::new(
-                &mut |name| section_data(&debug_file, name, debug_data),
-                endian,
+            load_dwarf(
+                &debug_file,
+                debug_path,
+                debug_data,
                 path,
-            )
-            .map_err(|e| LoadError::new("ParseError", debug_path, e))?
+                ctx,
+                &mut warnings,
+            )?
         }
-        None => DwarfResolver::new(&mut |name| section_data(&file, name, data), endian, path)
-            .map_err(|e| LoadError::new("ParseError", path, e))?,
+        None => load_dwarf(&file, path, data, path, ctx, &mut warnings)?,
     };
     let debug_file = separate.map_or_else(|| path.to_path_buf(), |(p, _)| p);
     let symbols = super::funcs::elf_table(&file, base, symbols, path, &mut warnings);
@@ -171,6 +171,42 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         dwarf,
         symbols,
         unsized_symbols: false,
+        debug_map: None,
         warnings,
     })
+}
+
+/// The DWARF of `debug` (the binary or its separate debug file), with its dwz
+/// supplementary file and any `.dwp` sections merged into a separate debug file.
+fn load_dwarf(
+    debug: &object::File<'_>,
+    debug_path: &Path,
+    debug_data: &Rc<FileBytes>,
+    binary: &Path,
+    ctx: &LoadContext<'_>,
+    warnings: &mut Vec<LoadError>,
+) -> Result<Option<DwarfResolver>, LoadError> {
+    let sup = super::dwz::find(debug, debug_path, ctx, warnings);
+    let sup_file =
+        match &sup {
+            Some((p, d)) => Some(object::File::parse(&***d).map_err(|e| {
+                LoadError::new("ParseError", p, format!("not a valid ELF file: {e}"))
+            })?),
+            None => None,
+        };
+    let mut sup_sections = |name: &str| match (&sup_file, &sup) {
+        (Some(f), Some((_, d))) => section_data(f, name, d),
+        _ => Ok(None),
+    };
+    let companions = super::dwarf::Companions {
+        supplementary: sup.is_some().then_some(&mut sup_sections as _),
+        package_in: (debug_path != binary).then_some(debug_path),
+    };
+    DwarfResolver::with_companions(
+        &mut |name| section_data(debug, name, debug_data),
+        endian_of(debug),
+        binary,
+        companions,
+    )
+    .map_err(|e| LoadError::new("ParseError", debug_path, e))
 }

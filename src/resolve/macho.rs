@@ -117,6 +117,11 @@ pub fn load(
         path,
     )
     .map_err(|e| LoadError::new("ParseError", path, e))?;
+    let mut warnings = Vec::new();
+    let debug_map = match dwarf {
+        None => super::oso::load(member, path, ctx, &mut warnings),
+        Some(_) => None,
+    };
     Ok(NativeModule {
         debug_file: path.to_path_buf(),
         base,
@@ -130,6 +135,7 @@ pub fn load(
             &super::funcs::code_sections(&file),
         ),
         unsized_symbols: true,
-        warnings: Vec::new(),
+        debug_map,
+        warnings,
     })
 }

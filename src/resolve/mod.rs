@@ -4,12 +4,15 @@
 pub mod breakpad;
 pub mod bytes;
 pub mod dwarf;
+pub mod dwz;
 pub mod elf;
 pub mod funcs;
 pub mod macho;
 pub mod minidebuginfo;
+pub mod names;
 pub mod native;
 pub mod open;
+pub mod oso;
 pub mod pe;
 pub mod plt;
 pub mod section;
@@ -131,6 +134,11 @@ pub enum Companion<'a> {
     BuildId(&'a str),
     /// The file a `.gnu_debuglink` names.
     DebugLink(&'a str),
+    /// A dwz supplementary file: the path `.gnu_debugaltlink` names (absolute, or relative
+    /// to the debug file) and its build ID (lower-case hex), which the format checks.
+    Supplementary { path: &'a str, build_id: &'a str },
+    /// An object file (or archive) a Mach-O debug map names, as recorded there.
+    OsoObject(&'a str),
     /// A PE's PDB: its file name, the path the CodeView record gives, and the debug ID.
     Pdb {
         name: &'a str,

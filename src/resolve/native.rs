@@ -17,6 +17,8 @@ pub struct NativeModule {
     pub dwarf: Option<DwarfResolver>,
     /// Functions from symbols and unwind tables: the fallback where DWARF has nothing.
     pub symbols: FunctionTable,
+    /// A Mach-O linked without dsymutil: the objects its debug map names.
+    pub debug_map: Option<super::oso::DebugMap>,
     /// The symbols carry no size (Mach-O): each reaches to the next function start,
     /// over any padding. Where DWARF describes the code, its units say where none is.
     pub unsized_symbols: bool,
@@ -27,13 +29,25 @@ pub struct NativeModule {
 
 impl NativeModule {
     pub fn cost(&self) -> u64 {
-        self.dwarf.as_ref().map_or(0, |d| d.cost()) + 64 * self.symbols.len() as u64
+        self.dwarf.as_ref().map_or(0, |d| d.cost())
+            + self.debug_map.as_ref().map_or(0, |m| m.cost())
+            + 64 * self.symbols.len() as u64
     }
 
     pub fn comp_dir(&self, offset: u64) -> Option<String> {
-        self.dwarf
-            .as_ref()?
-            .comp_dir(self.base.checked_add(offset)?)
+        let addr = self.base.checked_add(offset)?;
+        if let Some(m) = &self.debug_map {
+            return m.comp_dir(addr);
+        }
+        self.dwarf.as_ref()?.comp_dir(addr)
+    }
+
+    /// The demangled name of the symbol starting at `entry` (for a function whose DWARF
+    /// has no linkage name, or no name).
+    fn symbol_at(&self, entry: u64) -> Option<super::Text> {
+        let (name, start, _, _) = self.symbols.find(entry)?;
+        let name = name?;
+        (start == entry).then(|| super::demangle(name).into())
     }
 
     pub fn lookup(&self, offset: u64) -> Option<Symbolized> {
@@ -42,7 +56,7 @@ impl NativeModule {
             return None;
         }
         if let Some(d) = &self.dwarf {
-            if let Some(s) = d.lookup(addr) {
+            if let Some(s) = d.lookup_named(addr, &|entry| self.symbol_at(entry)) {
                 return Some(s);
             }
             if self.unsized_symbols && d.covers(addr) {
@@ -58,6 +72,9 @@ impl NativeModule {
             {
                 return None;
             }
+        }
+        if let Some(s) = self.debug_map.as_ref().and_then(|m| m.lookup(addr)) {
+            return Some(s);
         }
         self.symbols.lookup(addr)
     }

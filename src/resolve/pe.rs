@@ -477,6 +477,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
     let exports = exports.into_iter().map(|(a, n)| (a, 0, n)).collect();
     let symbols = super::funcs::pe_table(&file, data, exports, &text);
     Ok(Module::Native(Box::new(NativeModule {
+        debug_map: None,
         debug_file: path.to_path_buf(),
         base,
         code: text,

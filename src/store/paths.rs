@@ -90,6 +90,33 @@ pub(super) fn companions(
             }
             out.retain(|p| p != binary);
         }
+        Companion::Supplementary { path, build_id } => {
+            // The debug file names it (not the request): relative paths may climb, as
+            // Fedora's `../../.dwz/<pkg>` do; the format checks the build ID.
+            let named = Path::new(path);
+            out.push(dir.join(named));
+            if let Some(base) = named.file_name() {
+                out.push(Path::new("/usr/lib/debug/.dwz").join(base));
+                out.push(dir.join(base));
+                out.extend(symbol_dirs.iter().map(|d| d.join(base)));
+            }
+            out.extend(companions(
+                binary,
+                Companion::BuildId(build_id),
+                symbol_dirs,
+                symstores,
+            ));
+        }
+        Companion::OsoObject(recorded) => {
+            // The binary's own debug map names it: at that path, then by its file name
+            // beside the binary and in each --symbol-dir (build trees move).
+            let named = Path::new(recorded);
+            out.push(named.to_path_buf());
+            if let Some(base) = named.file_name() {
+                out.push(dir.join(base));
+                out.extend(symbol_dirs.iter().map(|d| d.join(base)));
+            }
+        }
         Companion::Pdb { name, recorded, id } => {
             if !is_plain_name(name) {
                 return out;
