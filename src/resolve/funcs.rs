@@ -25,11 +25,11 @@ pub fn elf_table(
     path: &std::path::Path,
     warnings: &mut Vec<LoadError>,
 ) -> FunctionTable {
-    match super::minidebuginfo::symbols(file) {
+    match super::elf::minidebuginfo::symbols(file) {
         Ok(more) => symbols.extend(more),
         Err(e) => warnings.push(LoadError::new("MiniDebugInfo", path, e)),
     }
-    symbols.extend(super::plt::stubs(file));
+    symbols.extend(super::elf::plt::stubs(file));
     let ranges = super::unwind::elf_ranges(file);
     FunctionTable::new(base, symbols, ranges, Vec::new(), &code_sections(file))
 }

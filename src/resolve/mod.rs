@@ -4,17 +4,12 @@
 pub mod breakpad;
 pub mod bytes;
 pub mod dwarf;
-pub mod dwz;
 pub mod elf;
 pub mod funcs;
 pub mod macho;
-pub mod minidebuginfo;
-pub mod names;
 pub mod native;
 pub mod open;
-pub mod oso;
 pub mod pe;
-pub mod plt;
 pub mod section;
 pub mod sidecar;
 pub mod symtab;

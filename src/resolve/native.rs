@@ -18,7 +18,7 @@ pub struct NativeModule {
     /// Functions from symbols and unwind tables: the fallback where DWARF has nothing.
     pub symbols: FunctionTable,
     /// A Mach-O linked without dsymutil: the objects its debug map names.
-    pub debug_map: Option<super::oso::DebugMap>,
+    pub debug_map: Option<super::macho::oso::DebugMap>,
     /// The symbols carry no size (Mach-O): each reaches to the next function start,
     /// over any padding. Where DWARF describes the code, its units say where none is.
     pub unsized_symbols: bool,

@@ -1,6 +1,10 @@
 //! ELF resolver: DWARF (in the file, or in a separate debug file it points to), then the
 //! `.symtab`/`.dynsym` symbols.
 
+pub mod dwz;
+pub mod minidebuginfo;
+pub mod plt;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -186,7 +190,7 @@ fn load_dwarf(
     ctx: &LoadContext<'_>,
     warnings: &mut Vec<LoadError>,
 ) -> Result<Option<DwarfResolver>, LoadError> {
-    let sup = super::dwz::find(debug, debug_path, ctx, warnings);
+    let sup = dwz::find(debug, debug_path, ctx, warnings);
     let sup_file =
         match &sup {
             Some((p, d)) => Some(object::File::parse(&***d).map_err(|e| {

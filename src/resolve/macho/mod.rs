@@ -1,6 +1,8 @@
 //! Mach-O resolver: thin and fat files (member picked by UUID), dSYM companions, DWARF,
 //! then the symbol table.
 
+pub mod oso;
+
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
 
@@ -119,7 +121,7 @@ pub fn load(
     .map_err(|e| LoadError::new("ParseError", path, e))?;
     let mut warnings = Vec::new();
     let debug_map = match dwarf {
-        None => super::oso::load(member, path, ctx, &mut warnings),
+        None => oso::load(member, path, ctx, &mut warnings),
         Some(_) => None,
     };
     Ok(NativeModule {

@@ -1,6 +1,8 @@
 //! DWARF lookups on top of `addr2line`: the inline chain and lines come from its
 //! `Context`; the function's entry and size come from the subprogram DIE's ranges.
 
+pub mod names;
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -69,7 +71,7 @@ pub struct DwarfResolver {
     names: RefCell<HashMap<Box<[u8]>, Text>>,
     files: RefCell<HashMap<Box<str>, Text>>,
     /// Qualified names rebuilt for subprograms without a linkage name.
-    qualified: super::names::Names,
+    qualified: names::Names,
     /// Must stay the last field: dropped after everything that reads from it.
     backing: Backing,
 }
@@ -256,11 +258,11 @@ impl DwarfResolver {
     /// A C++ name that is not a linkage name: the DWARF had none anywhere on the
     /// subprogram's chain (abstract linkage names), so it lacks its scopes.
     fn unqualified(&self, name: &addr2line::FunctionName<R>) -> bool {
-        super::names::is_cplusplus(name.language)
+        names::is_cplusplus(name.language)
             && name
                 .name
                 .to_slice()
-                .is_ok_and(|raw| !super::names::is_mangled(&raw))
+                .is_ok_and(|raw| !names::is_mangled(&raw))
     }
 
     fn file(&self, path: &str) -> Text {

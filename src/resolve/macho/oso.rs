@@ -16,10 +16,10 @@ use object::macho::{MachHeader32, MachHeader64, N_FUN, N_OSO, N_SO};
 use object::read::macho::{MachHeader, MachOFile, Nlist};
 use object::{Object, ObjectSymbol};
 
-use super::bytes::FileBytes;
-use super::dwarf::DwarfResolver;
-use super::section::{endian_of, section_data};
-use super::{Companion, LoadContext, LoadError, Symbolized};
+use crate::resolve::bytes::FileBytes;
+use crate::resolve::dwarf::DwarfResolver;
+use crate::resolve::section::{endian_of, section_data};
+use crate::resolve::{Companion, LoadContext, LoadError, Symbolized};
 
 /// A function of the binary, from its `N_FUN` pair.
 struct Func {
@@ -264,7 +264,8 @@ impl DebugMap {
         let start = *parsed.symbols.get(&f.name)?;
         // The stab's symbol names a function whose DWARF has no linkage name.
         let name = f.name.strip_prefix('_').unwrap_or(&f.name);
-        let symbol_at = |entry: u64| (entry == start).then(|| super::demangle(name).into());
+        let symbol_at =
+            |entry: u64| (entry == start).then(|| crate::resolve::demangle(name).into());
         parsed
             .dwarf
             .lookup_named(start.checked_add(addr - f.start)?, &symbol_at)

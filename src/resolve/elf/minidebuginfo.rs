@@ -25,7 +25,7 @@ pub fn symbols(file: &object::File<'_>) -> Result<Vec<(u64, u64, String)>, Strin
     let elf = xz_decompress(packed)?;
     let inner = object::File::parse(&*elf)
         .map_err(|e| format!(".gnu_debugdata does not hold an ELF file: {e}"))?;
-    Ok(super::elf::text_symbols(&inner))
+    Ok(crate::resolve::elf::text_symbols(&inner))
 }
 
 /// Runs `xz -dc` (argument vector, no shell) with `packed` on its standard input.

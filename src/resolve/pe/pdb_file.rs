@@ -1,17 +1,15 @@
-//! PE and PDB resolver: the PDB's procedures, line programs and inline sites (read once
-//! into owned tables), public symbols as fallback; the PE export table when there is no PDB.
+//! PDB resolver: the PDB's procedures, line programs and inline sites (read once into
+//! owned tables), public symbols as fallback.
 
 use std::collections::HashMap;
-use std::io::{Cursor, Write};
+use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use object::{Object, ObjectSection, SectionKind};
 use pdb::FallibleIterator;
 
-use super::native::NativeModule;
-use super::symtab::SymbolTable;
-use super::{Companion, InlineFrame, LoadContext, LoadError, Module, Symbolized, Text, demangle};
 use crate::debugid;
+use crate::resolve::symtab::SymbolTable;
+use crate::resolve::{InlineFrame, LoadContext, LoadError, Symbolized, Text, demangle};
 
 /// A line-table row: `len` bytes from `start` (RVAs) come from `file`:`line`.
 #[derive(Debug, Clone, Copy)]
@@ -100,7 +98,7 @@ pub fn load_pdb(data: Vec<u8>, want: &str, ctx: &LoadContext<'_>) -> Result<PdbM
     let cost = data.len() as u64;
     let mut pdb = pdb::PDB::open(Cursor::new(data)).map_err(|e| pdb_error(path, e))?;
     let id = pdb_id(&mut pdb).map_err(|e| pdb_error(path, e))?;
-    super::open::check_id(path, &id, want)?;
+    crate::resolve::open::check_id(path, &id, want)?;
     let mut m = read_tables(&mut pdb, cost).map_err(|e| pdb_error(path, e))?;
     m.path = path.to_path_buf();
     Ok(m)
@@ -392,98 +390,4 @@ fn depth(sites: &[Site], mut i: usize) -> usize {
         i = p;
     }
     d
-}
-
-/// The PE's debug ID from its CodeView record, and the PDB path it names.
-pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
-    let cv = file.pdb_info().ok().flatten()?;
-    let mut guid = cv.guid();
-    guid[0..4].reverse();
-    guid[4..6].reverse();
-    guid[6..8].reverse();
-    let id = format!(
-        "{}{:X}",
-        debugid::hex_lower(&guid).to_ascii_uppercase(),
-        cv.age()
-    );
-    Some((id, String::from_utf8_lossy(cv.path()).into_owned()))
-}
-
-/// A PE image: checks its CodeView ID, then looks for its PDB beside it, at the CodeView
-/// path, and in the symstores; without one, its export table answers.
-pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
-    let path = ctx.path;
-    let file = object::File::parse(data)
-        .map_err(|e| LoadError::new("ParseError", path, format!("invalid PE: {e}")))?;
-    let (id, pdb_path) = identify(&file).ok_or_else(|| {
-        LoadError::new(
-            "UnmatchedDebugId",
-            path,
-            "the image has no CodeView record (no debug ID)",
-        )
-    })?;
-    super::open::check_id(path, &id, want)?;
-    let pdb_name = pdb_path
-        .rsplit(['\\', '/'])
-        .next()
-        .unwrap_or("")
-        .to_string();
-    let candidates = if pdb_name.is_empty() {
-        Vec::new()
-    } else {
-        (ctx.companions)(
-            path,
-            Companion::Pdb {
-                name: &pdb_name,
-                recorded: &pdb_path,
-                id: want,
-            },
-        )
-    };
-    for c in candidates {
-        if let Ok(bytes) = super::bytes::read_regular(&c, super::bytes::MAX_OWNED_FILE) {
-            let sub = LoadContext { path: &c, ..*ctx };
-            match load_pdb(bytes, want, &sub) {
-                Ok(m) => return Ok(Module::Pdb(m)),
-                Err(e) if ctx.verbose => crate::elog!("  {} ({})", e.message, e.kind),
-                Err(_) => {}
-            }
-        } else if ctx.verbose {
-            let _ = writeln!(std::io::stderr(), "  {}: no PDB there", c.display());
-        }
-    }
-    // No PDB: exports and unwind tables.
-    let text: Vec<(u64, u64)> = file
-        .sections()
-        .filter(|s| s.kind() == SectionKind::Text)
-        .map(|s| (s.address(), s.address() + s.size()))
-        .collect();
-    let base = file.relative_address_base();
-    let exports: Vec<(u64, String)> = file
-        .exports()
-        .map_err(|e| LoadError::new("ParseError", path, format!("PE exports: {e}")))?
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let object::ExportTarget::Address { address } = e.target() else {
-                return None;
-            };
-            let object::NameOrOrdinal::Name(name) = e.name() else {
-                return None;
-            };
-            Some((address, String::from_utf8_lossy(name).into_owned()))
-        })
-        .collect();
-    // Exports carry no size: `.pdata` bounds them and finds the functions they omit.
-    let exports = exports.into_iter().map(|(a, n)| (a, 0, n)).collect();
-    let symbols = super::funcs::pe_table(&file, data, exports, &text);
-    Ok(Module::Native(Box::new(NativeModule {
-        debug_map: None,
-        debug_file: path.to_path_buf(),
-        base,
-        code: text,
-        dwarf: None,
-        symbols,
-        unsized_symbols: true,
-        warnings: Vec::new(),
-    })))
 }

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use gimli::{AttributeValue, UnitOffset, UnitSectionOffset};
 
-use super::dwarf::R;
+use crate::resolve::dwarf::R;
 
 type Parents = HashMap<UnitOffset<usize>, UnitOffset<usize>>;
 /// A DIE of the file: its unit and its offset there.

@@ -1,0 +1,108 @@
+//! PE resolver: the image's CodeView ID, its PDB (found through the store, read by
+//! [`pdb_file`]), and without one the export table and `.pdata`.
+
+pub mod pdb_file;
+
+pub use pdb_file::{PdbModule, load_pdb};
+
+use std::io::Write;
+
+use object::{Object, ObjectSection, SectionKind};
+
+use super::native::NativeModule;
+use super::{Companion, LoadContext, LoadError, Module};
+use crate::debugid;
+
+/// The PE's debug ID from its CodeView record, and the PDB path it names.
+pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
+    let cv = file.pdb_info().ok().flatten()?;
+    let mut guid = cv.guid();
+    guid[0..4].reverse();
+    guid[4..6].reverse();
+    guid[6..8].reverse();
+    let id = format!(
+        "{}{:X}",
+        debugid::hex_lower(&guid).to_ascii_uppercase(),
+        cv.age()
+    );
+    Some((id, String::from_utf8_lossy(cv.path()).into_owned()))
+}
+
+/// A PE image: checks its CodeView ID, then looks for its PDB beside it, at the CodeView
+/// path, and in the symstores; without one, its export table answers.
+pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+    let path = ctx.path;
+    let file = object::File::parse(data)
+        .map_err(|e| LoadError::new("ParseError", path, format!("invalid PE: {e}")))?;
+    let (id, pdb_path) = identify(&file).ok_or_else(|| {
+        LoadError::new(
+            "UnmatchedDebugId",
+            path,
+            "the image has no CodeView record (no debug ID)",
+        )
+    })?;
+    super::open::check_id(path, &id, want)?;
+    let pdb_name = pdb_path
+        .rsplit(['\\', '/'])
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let candidates = if pdb_name.is_empty() {
+        Vec::new()
+    } else {
+        (ctx.companions)(
+            path,
+            Companion::Pdb {
+                name: &pdb_name,
+                recorded: &pdb_path,
+                id: want,
+            },
+        )
+    };
+    for c in candidates {
+        if let Ok(bytes) = super::bytes::read_regular(&c, super::bytes::MAX_OWNED_FILE) {
+            let sub = LoadContext { path: &c, ..*ctx };
+            match load_pdb(bytes, want, &sub) {
+                Ok(m) => return Ok(Module::Pdb(m)),
+                Err(e) if ctx.verbose => crate::elog!("  {} ({})", e.message, e.kind),
+                Err(_) => {}
+            }
+        } else if ctx.verbose {
+            let _ = writeln!(std::io::stderr(), "  {}: no PDB there", c.display());
+        }
+    }
+    // No PDB: exports and unwind tables.
+    let text: Vec<(u64, u64)> = file
+        .sections()
+        .filter(|s| s.kind() == SectionKind::Text)
+        .map(|s| (s.address(), s.address() + s.size()))
+        .collect();
+    let base = file.relative_address_base();
+    let exports: Vec<(u64, String)> = file
+        .exports()
+        .map_err(|e| LoadError::new("ParseError", path, format!("PE exports: {e}")))?
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let object::ExportTarget::Address { address } = e.target() else {
+                return None;
+            };
+            let object::NameOrOrdinal::Name(name) = e.name() else {
+                return None;
+            };
+            Some((address, String::from_utf8_lossy(name).into_owned()))
+        })
+        .collect();
+    // Exports carry no size: `.pdata` bounds them and finds the functions they omit.
+    let exports = exports.into_iter().map(|(a, n)| (a, 0, n)).collect();
+    let symbols = super::funcs::pe_table(&file, data, exports, &text);
+    Ok(Module::Native(Box::new(NativeModule {
+        debug_map: None,
+        debug_file: path.to_path_buf(),
+        base,
+        code: text,
+        dwarf: None,
+        symbols,
+        unsized_symbols: true,
+        warnings: Vec::new(),
+    })))
+}
