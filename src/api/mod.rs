@@ -3,19 +3,19 @@
 
 mod asm;
 pub mod source;
+mod symbolicate;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use source::SourceRequest;
+pub use symbolicate::{Job, parse_symbolicate_request};
+
+use std::collections::BTreeSet;
 use std::fmt;
-use std::io::Write;
-use std::rc::Rc;
 
 use serde_json::{Value, json};
 
-use crate::jsonwrite::string;
 use crate::profile::ProfileFile;
 use crate::profile::libs::{Lib, LibList};
-use crate::resolve::{LoadError, Symbolized};
-use crate::store::{LoadedModule, OffsetMap, SymbolStore};
+use crate::store::SymbolStore;
 
 /// A request that cannot be answered; `status` is the HTTP status to send.
 #[derive(Debug)]
@@ -191,252 +191,9 @@ impl Api {
             }),
         }
     }
-
-    /// `/source/v1`: the file, if the debug info at that address names it and the debug
-    /// file is local.
-    fn source(&mut self, req: &SourceRequest) -> Result<Value, String> {
-        let lib = self.lib(&req.debug_name, &req.debug_id);
-        let module = self
-            .store
-            .module(&req.debug_name, &req.debug_id, lib.as_ref())
-            .map_err(|errors| {
-                let why: Vec<String> = errors.iter().map(|e| e.message.clone()).collect();
-                format!(
-                    "no debug file for {}/{}: {}",
-                    req.debug_name,
-                    req.debug_id,
-                    why.join("; ")
-                )
-            })?;
-        let debug_file = module.local_debug_file().ok_or_else(|| {
-            format!(
-                "{} was found only through a Breakpad symbol file; sources are served only from local debug files",
-                req.debug_name
-            )
-        })?;
-        let sym = module
-            .lookup_sorted(&[req.module_offset])
-            .map_err(|e| format!("{} ({})", e.message, e.kind))?
-            .pop()
-            .flatten()
-            .ok_or_else(|| {
-                format!(
-                    "no function at {:#x} in {}",
-                    req.module_offset, req.debug_name
-                )
-            })?;
-        let named = sym
-            .file
-            .iter()
-            .chain(sym.inlines.iter().filter_map(|i| i.file.as_ref()));
-        if !named.into_iter().any(|f| **f == *req.file) {
-            return Err(format!(
-                "the debug info at {:#x} in {} does not name {}",
-                req.module_offset, req.debug_name, req.file
-            ));
-        }
-        let dir = debug_file.parent().unwrap_or(std::path::Path::new("."));
-        let path = crate::api::source::locate(
-            &req.file,
-            module.comp_dir(req.module_offset).as_deref(),
-            dir,
-        )?;
-        let source = crate::api::source::read(&path)?;
-        Ok(json!({
-            "symbolsLastModified": null,
-            "sourceLastModified": null,
-            "file": req.file,
-            "source": source,
-        }))
-    }
-
-    fn symbolicate(&mut self, jobs: &[Job]) -> Vec<u8> {
-        // One sorted pass per module over every address of every job.
-        let mut wanted: BTreeMap<(&str, &str), BTreeSet<u64>> = BTreeMap::new();
-        for job in jobs {
-            for stack in &job.stacks {
-                for &(index, offset) in stack {
-                    if let Some((name, id)) = index.map(|i| &job.memory_map[i]) {
-                        wanted.entry((name, id)).or_default().insert(offset);
-                    }
-                }
-            }
-        }
-        let mut answers: HashMap<(&str, &str), ModuleAnswer> = HashMap::new();
-        for ((name, id), offsets) in wanted {
-            let lib = self.lib(name, id);
-            let answer = self.store.module(name, id, lib.as_ref());
-            if !self.quiet && self.told.insert((name.to_string(), id.to_string())) {
-                let line = match &answer {
-                    Ok(module) => crate::hint::found(name, module, lib.as_ref()),
-                    Err(errors) => crate::hint::missing(name, errors, lib.as_ref()),
-                };
-                // A closed stderr must not stop the answer.
-                let _ = writeln!(std::io::stderr(), "{line}");
-            }
-            let answer = match answer {
-                Ok(module) => {
-                    let offsets: Vec<u64> = offsets.into_iter().collect();
-                    match module.lookup_sorted(&offsets) {
-                        Ok(results) => ModuleAnswer::Found {
-                            module,
-                            by_offset: offsets.into_iter().zip(results).collect(),
-                        },
-                        Err(e) => ModuleAnswer::Missing(vec![e]),
-                    }
-                }
-                Err(errors) => ModuleAnswer::Missing(errors),
-            };
-            answers.insert((name, id), answer);
-        }
-        // Written straight to text: a tree of values for 100 000 frames with their inline
-        // chains cost more time and memory than the lookups of a warm request.
-        let mut out = Vec::with_capacity(jobs.iter().map(|j| j.stacks.len()).sum::<usize>() * 256);
-        out.extend_from_slice(b"{\"results\":[");
-        for (i, job) in jobs.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_job(&mut out, job, &answers);
-        }
-        out.extend_from_slice(b"]}");
-        out
-    }
 }
 
-enum ModuleAnswer {
-    Found {
-        // Kept so the module outlives its answers even if the cache evicts it meanwhile.
-        module: Rc<LoadedModule>,
-        by_offset: OffsetMap<Option<Rc<Symbolized>>>,
-    },
-    Missing(Vec<LoadError>),
-}
-
-fn hex(out: &mut Vec<u8>, v: u64) {
-    let _ = write!(out, "\"{v:#x}\"");
-}
-
-fn write_frame(
-    out: &mut Vec<u8>,
-    index: usize,
-    offset: u64,
-    module: Option<&str>,
-    sym: Option<&Symbolized>,
-) {
-    let _ = write!(out, "{{\"frame\":{index},\"module_offset\":");
-    hex(out, offset);
-    if let Some(module) = module {
-        out.extend_from_slice(b",\"module\":");
-        string(out, module);
-    }
-    if let Some(s) = sym {
-        out.extend_from_slice(b",\"function\":");
-        string(out, &s.function);
-        out.extend_from_slice(b",\"function_offset\":");
-        hex(out, s.function_offset);
-        if let Some(size) = s.function_size {
-            out.extend_from_slice(b",\"function_size\":");
-            hex(out, size);
-        }
-        file_line(out, s.file.as_deref(), s.line);
-        if !s.inlines.is_empty() {
-            out.extend_from_slice(b",\"inlines\":[");
-            for (k, i) in s.inlines.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                // The front-end needs a name for every frame.
-                out.extend_from_slice(b"{\"function\":");
-                string(out, i.function.as_deref().unwrap_or("??"));
-                file_line(out, i.file.as_deref(), i.line);
-                out.push(b'}');
-            }
-            out.push(b']');
-        }
-    }
-    out.push(b'}');
-}
-
-/// `file` and `line` when known: never `null`, which the front-end rejects.
-fn file_line(out: &mut Vec<u8>, file: Option<&str>, line: Option<u32>) {
-    if let Some(file) = file {
-        out.extend_from_slice(b",\"file\":");
-        string(out, file);
-    }
-    if let Some(line) = line {
-        let _ = write!(out, ",\"line\":{line}");
-    }
-}
-
-fn errors_json(errors: &[LoadError]) -> Value {
-    errors
-        .iter()
-        .map(|e| json!({ "name": e.kind, "message": e.message }))
-        .collect::<Vec<_>>()
-        .into()
-}
-
-fn write_job(out: &mut Vec<u8>, job: &Job, answers: &HashMap<(&str, &str), ModuleAnswer>) {
-    let mut found: BTreeMap<String, bool> = BTreeMap::new();
-    let mut errors: BTreeMap<String, Value> = BTreeMap::new();
-    out.extend_from_slice(b"{\"stacks\":[");
-    for (s, stack) in job.stacks.iter().enumerate() {
-        if s > 0 {
-            out.push(b',');
-        }
-        out.push(b'[');
-        for (i, &(index, offset)) in stack.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            let Some((name, id)) = index.map(|m| &job.memory_map[m]) else {
-                write_frame(out, i, offset, None, None);
-                continue;
-            };
-            let sym = match answers.get(&(name.as_str(), id.as_str())) {
-                Some(ModuleAnswer::Found { module, by_offset }) => {
-                    let key = format!("{name}/{id}");
-                    if !module.warnings().is_empty() {
-                        errors
-                            .entry(key.clone())
-                            .or_insert_with(|| errors_json(module.warnings()));
-                    }
-                    found.insert(key, true);
-                    by_offset.get(&offset).and_then(Option::as_deref)
-                }
-                Some(ModuleAnswer::Missing(errs)) => {
-                    let key = format!("{name}/{id}");
-                    errors
-                        .entry(key.clone())
-                        .or_insert_with(|| errors_json(errs));
-                    found.insert(key, false);
-                    None
-                }
-                None => None,
-            };
-            write_frame(out, i, offset, Some(name), sym);
-        }
-        out.push(b']');
-    }
-    out.extend_from_slice(b"],\"found_modules\":");
-    let _ = serde_json::to_writer(&mut *out, &found);
-    if !errors.is_empty() {
-        out.extend_from_slice(b",\"module_errors\":");
-        let _ = serde_json::to_writer(&mut *out, &errors);
-    }
-    out.push(b'}');
-}
-
-/// A `/source/v1` request, checked.
-struct SourceRequest {
-    debug_name: String,
-    debug_id: String,
-    module_offset: u64,
-    file: String,
-}
-
-fn str_field(v: &Value, key: &str) -> Result<String, ApiError> {
+pub(super) fn str_field(v: &Value, key: &str) -> Result<String, ApiError> {
     v.get(key)
         .and_then(Value::as_str)
         .map(str::to_string)
@@ -444,7 +201,7 @@ fn str_field(v: &Value, key: &str) -> Result<String, ApiError> {
 }
 
 /// A `"0x…"` hex string (or a plain number) field.
-fn offset_field(v: &Value, key: &str) -> Result<u64, ApiError> {
+pub(super) fn offset_field(v: &Value, key: &str) -> Result<u64, ApiError> {
     let bad = || ApiError::bad_request(format!("'{key}' must be a hex string like \"0x1a2b\""));
     match v.get(key) {
         Some(Value::String(s)) => {
@@ -456,137 +213,5 @@ fn offset_field(v: &Value, key: &str) -> Result<u64, ApiError> {
         }
         Some(n) => n.as_u64().ok_or_else(bad),
         None => Err(bad()),
-    }
-}
-
-impl SourceRequest {
-    fn parse(v: &Value) -> Result<SourceRequest, ApiError> {
-        if !v.is_object() {
-            return Err(ApiError::bad_request("the request must be a JSON object"));
-        }
-        Ok(SourceRequest {
-            debug_name: str_field(v, "debugName")?,
-            debug_id: str_field(v, "debugId")?,
-            module_offset: offset_field(v, "moduleOffset")?,
-            file: str_field(v, "file")?,
-        })
-    }
-}
-
-/// One job of a `/symbolicate/v5` request, checked.
-#[derive(Debug)]
-pub struct Job {
-    pub memory_map: Vec<(String, String)>,
-    /// (index into `memory_map`, or `None` for index -1; module offset)
-    pub stacks: Vec<Vec<(Option<usize>, u64)>>,
-}
-
-/// `{"jobs": [...]}` or a bare job; every field checked, errors name the field.
-pub fn parse_symbolicate_request(v: &Value) -> Result<Vec<Job>, ApiError> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| ApiError::bad_request("the request must be a JSON object"))?;
-    match obj.get("jobs") {
-        Some(Value::Array(jobs)) => jobs
-            .iter()
-            .enumerate()
-            .map(|(i, j)| parse_job(j, &format!("jobs[{i}]")))
-            .collect(),
-        Some(_) => Err(ApiError::bad_request("'jobs' must be an array")),
-        None => Ok(vec![parse_job(v, "request")?]),
-    }
-}
-
-fn parse_job(v: &Value, at: &str) -> Result<Job, ApiError> {
-    let bad = |m: String| ApiError::bad_request(m);
-    let obj = v
-        .as_object()
-        .ok_or_else(|| bad(format!("{at}: a job must be an object")))?;
-    let map = obj
-        .get("memoryMap")
-        .ok_or_else(|| bad(format!("{at}: missing 'memoryMap'")))?
-        .as_array()
-        .ok_or_else(|| bad(format!("{at}.memoryMap: must be an array")))?;
-    let mut memory_map = Vec::with_capacity(map.len());
-    for (i, m) in map.iter().enumerate() {
-        let pair = m.as_array().filter(|a| a.len() == 2);
-        let (name, id) = match pair.map(|a| (a[0].as_str(), a[1].as_str())) {
-            Some((Some(n), Some(id))) => (n, id),
-            _ => {
-                return Err(bad(format!(
-                    "{at}.memoryMap[{i}]: must be [debugName, breakpadId] (two strings)"
-                )));
-            }
-        };
-        memory_map.push((name.to_string(), id.to_string()));
-    }
-    let stacks_v = obj
-        .get("stacks")
-        .ok_or_else(|| bad(format!("{at}: missing 'stacks'")))?
-        .as_array()
-        .ok_or_else(|| bad(format!("{at}.stacks: must be an array")))?;
-    let mut stacks = Vec::with_capacity(stacks_v.len());
-    for (s, stack) in stacks_v.iter().enumerate() {
-        let frames = stack
-            .as_array()
-            .ok_or_else(|| bad(format!("{at}.stacks[{s}]: must be an array of frames")))?;
-        let mut out = Vec::with_capacity(frames.len());
-        for (f, frame) in frames.iter().enumerate() {
-            let here = format!("{at}.stacks[{s}][{f}]");
-            let pair = frame
-                .as_array()
-                .filter(|a| a.len() == 2)
-                .ok_or_else(|| bad(format!("{here}: must be [moduleIndex, moduleOffset]")))?;
-            let index = pair[0]
-                .as_i64()
-                .ok_or_else(|| bad(format!("{here}: moduleIndex must be an integer")))?;
-            let index = match index {
-                -1 => None,
-                i if i >= 0 && (i as u64) < memory_map.len() as u64 => Some(i as usize),
-                i => {
-                    return Err(bad(format!(
-                        "{here}: moduleIndex {i} is past the memoryMap ({} entries)",
-                        memory_map.len()
-                    )));
-                }
-            };
-            let offset = pair[1].as_u64().ok_or_else(|| {
-                bad(format!(
-                    "{here}: moduleOffset must be a non-negative integer, got {}",
-                    pair[1]
-                ))
-            })?;
-            out.push((index, offset));
-        }
-        stacks.push(out);
-    }
-    Ok(Job { memory_map, stacks })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn request_errors_name_the_field() {
-        let err = |v: Value| parse_symbolicate_request(&v).unwrap_err().message;
-        assert!(err(json!({"stacks": []})).contains("memoryMap"));
-        assert!(
-            err(json!({"memoryMap": [["a","B0"]], "stacks": [[[1, 2]]]}))
-                .contains("past the memoryMap")
-        );
-        assert!(
-            err(json!({"memoryMap": [["a","B0"]], "stacks": [[[0, "0x2"]]]}))
-                .contains("moduleOffset")
-        );
-        assert!(
-            err(json!({"memoryMap": [["a","B0"]], "stacks": [[[0, -2]]]})).contains("moduleOffset")
-        );
-        assert!(err(json!([1])).contains("object"));
-        let jobs = parse_symbolicate_request(
-            &json!({"jobs": [{"memoryMap": [["a","B0"]], "stacks": [[[0, 5], [-1, 7]]]}]}),
-        )
-        .unwrap();
-        assert_eq!(jobs[0].stacks[0], vec![(Some(0), 5), (None, 7)]);
     }
 }

@@ -1,8 +1,12 @@
-//! Source files for `/source/v1`: where a file named by the debug info lives on this
-//! machine, and reading it within limits.
+//! `/source/v1`: a source file named by the debug info at an address, where it lives on
+//! this machine, read within limits.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::{Api, ApiError, offset_field, str_field};
 
 /// Largest source file served.
 pub const MAX_SOURCE: u64 = 64 << 20;
@@ -74,4 +78,87 @@ pub fn read(path: &Path) -> Result<String, String> {
         .and_then(|f| f.take(MAX_SOURCE + 1).read_to_end(&mut bytes))
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A `/source/v1` request.
+/// A `/source/v1` request, checked.
+pub(super) struct SourceRequest {
+    debug_name: String,
+    debug_id: String,
+    module_offset: u64,
+    file: String,
+}
+
+impl SourceRequest {
+    pub(super) fn parse(v: &Value) -> Result<SourceRequest, ApiError> {
+        if !v.is_object() {
+            return Err(ApiError::bad_request("the request must be a JSON object"));
+        }
+        Ok(SourceRequest {
+            debug_name: str_field(v, "debugName")?,
+            debug_id: str_field(v, "debugId")?,
+            module_offset: offset_field(v, "moduleOffset")?,
+            file: str_field(v, "file")?,
+        })
+    }
+}
+
+impl Api {
+    /// `/source/v1`: the file, if the debug info at that address names it and the debug
+    /// file is local.
+    pub(super) fn source(&mut self, req: &SourceRequest) -> Result<Value, String> {
+        let lib = self.lib(&req.debug_name, &req.debug_id);
+        let module = self
+            .store
+            .module(&req.debug_name, &req.debug_id, lib.as_ref())
+            .map_err(|errors| {
+                let why: Vec<String> = errors.iter().map(|e| e.message.clone()).collect();
+                format!(
+                    "no debug file for {}/{}: {}",
+                    req.debug_name,
+                    req.debug_id,
+                    why.join("; ")
+                )
+            })?;
+        let debug_file = module.local_debug_file().ok_or_else(|| {
+            format!(
+                "{} was found only through a Breakpad symbol file; sources are served only from local debug files",
+                req.debug_name
+            )
+        })?;
+        let sym = module
+            .lookup_sorted(&[req.module_offset])
+            .map_err(|e| format!("{} ({})", e.message, e.kind))?
+            .pop()
+            .flatten()
+            .ok_or_else(|| {
+                format!(
+                    "no function at {:#x} in {}",
+                    req.module_offset, req.debug_name
+                )
+            })?;
+        let named = sym
+            .file
+            .iter()
+            .chain(sym.inlines.iter().filter_map(|i| i.file.as_ref()));
+        if !named.into_iter().any(|f| **f == *req.file) {
+            return Err(format!(
+                "the debug info at {:#x} in {} does not name {}",
+                req.module_offset, req.debug_name, req.file
+            ));
+        }
+        let dir = debug_file.parent().unwrap_or(std::path::Path::new("."));
+        let path = crate::api::source::locate(
+            &req.file,
+            module.comp_dir(req.module_offset).as_deref(),
+            dir,
+        )?;
+        let source = crate::api::source::read(&path)?;
+        Ok(json!({
+            "symbolsLastModified": null,
+            "sourceLastModified": null,
+            "file": req.file,
+            "source": source,
+        }))
+    }
 }
