@@ -48,16 +48,9 @@ pub fn run(inv: Invocation) -> u8 {
             EXIT_OK
         }
         Command::Load { profile, server } => {
-            let profile = match profile.as_deref().map(ProfileFile::open).transpose() {
+            let profile = match profile.as_deref().map(open_profile).transpose() {
                 Ok(p) => p,
-                Err(e) => {
-                    crate::elog!("error: {e}");
-                    return if e.not_a_profile {
-                        EXIT_USAGE
-                    } else {
-                        EXIT_FAILURE
-                    };
-                }
+                Err(code) => return code,
             };
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
@@ -155,13 +148,8 @@ pub fn run(inv: Invocation) -> u8 {
             output,
             sidecar,
         } => {
-            if let Err(e) = ProfileFile::open(&profile) {
-                crate::elog!("error: {e}");
-                return if e.not_a_profile {
-                    EXIT_USAGE
-                } else {
-                    EXIT_FAILURE
-                };
+            if let Err(code) = open_profile(&profile) {
+                return code;
             }
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
@@ -175,6 +163,19 @@ pub fn run(inv: Invocation) -> u8 {
             }
         }
     }
+}
+
+/// Opens PROFILE at start; on failure says why and gives the exit code: a file that is no
+/// JSON is a usage error, an unreadable one a runtime failure.
+fn open_profile(path: &Path) -> Result<ProfileFile, u8> {
+    ProfileFile::open(path).map_err(|e| {
+        crate::elog!("error: {e}");
+        if e.not_a_profile {
+            EXIT_USAGE
+        } else {
+            EXIT_FAILURE
+        }
+    })
 }
 
 /// A symbol folder or zip that is not there is most likely a typo: say so at start (the

@@ -345,20 +345,7 @@ fn start(args: &[String], env: &[(&str, String)]) -> Running {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let sink = stderr.clone();
-    let mut pipe = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = pipe.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
+    let stderr = common::collect_stderr(&mut child);
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)

@@ -64,6 +64,26 @@ pub fn profiler_fixture(name: &str) -> PathBuf {
     corpus().join("profiles").join(own)
 }
 
+/// Everything a child writes on stderr, gathered by a thread as it comes (so the child
+/// never blocks on a full pipe).
+pub fn collect_stderr(child: &mut Child) -> Arc<Mutex<String>> {
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let sink = stderr.clone();
+    let mut pipe = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    stderr
+}
+
 /// A scratch folder under target/, fresh for each test that asks.
 pub fn scratch(name: &str) -> PathBuf {
     let p = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
@@ -120,22 +140,7 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start the server");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        {
-            let sink = stderr.clone();
-            let mut pipe = child.stderr.take().unwrap();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    sink.lock()
-                        .unwrap()
-                        .push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-        }
+        let stderr = collect_stderr(&mut child);
         // The URL line is printed once the socket is bound: reading it is the readiness
         // signal, no sleeping.
         let mut line = String::new();
