@@ -2,10 +2,10 @@
 
 #[cfg(unix)]
 use std::os::unix::net as unix_net;
-use std::{
-    net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs},
-    path::PathBuf,
-};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+// PATCH: only Unix sockets have paths (an unused import elsewhere).
+#[cfg(unix)]
+use std::path::PathBuf;
 
 /// Unified listener. Either a [`TcpListener`] or [`std::os::unix::net::UnixListener`]
 pub enum Listener {
