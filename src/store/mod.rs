@@ -155,7 +155,6 @@ struct CacheEntry {
     debug_name: String,
     breakpad_id: String,
     module: Rc<LoadedModule>,
-    cost: u64,
     last_used: u64,
 }
 
@@ -505,7 +504,13 @@ impl SymbolStore {
     fn insert(&mut self, debug_name: &str, breakpad_id: &str, module: Rc<LoadedModule>) {
         let cost = module.cost();
         // Answers remembered since a module was cached count too (they grow after insert).
-        let total = |c: &[CacheEntry]| c.iter().map(|e| e.cost + e.module.memo_cost()).sum::<u64>();
+        // Measured now, not at insert: remembered answers and objects a debug map parsed
+        // since then count too.
+        let total = |c: &[CacheEntry]| {
+            c.iter()
+                .map(|e| e.module.cost() + e.module.memo_cost())
+                .sum::<u64>()
+        };
         while !self.cache.is_empty()
             && (self.cache.len() >= self.max_modules || total(&self.cache) + cost > self.max_bytes)
         {
@@ -522,7 +527,6 @@ impl SymbolStore {
             debug_name: debug_name.to_string(),
             breakpad_id: breakpad_id.to_ascii_uppercase(),
             module,
-            cost,
             last_used: self.clock,
         });
     }
