@@ -34,6 +34,42 @@ pub fn needs_escape(b: &[u8]) -> bool {
         .any(|&c| c < 0x20 || c == b'"' || c == b'\\')
 }
 
+/// Appends `v` in decimal. The hot path of big answers (frame indexes, lines): `write!`
+/// goes through the formatting machinery for each.
+pub fn uint(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Appends `v` as the JSON string `"0x…"` (lowercase hex, no leading zeros).
+pub fn hex_string(out: &mut Vec<u8>, mut v: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    i -= 1;
+    buf[i] = b'"';
+    loop {
+        i -= 1;
+        buf[i] = DIGITS[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    i -= 3;
+    buf[i..i + 3].copy_from_slice(b"\"0x");
+    out.extend_from_slice(&buf[i..]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +91,29 @@ mod tests {
         let mut out = Vec::new();
         string(&mut out, "x\"y\\z\n");
         assert_eq!(out, br#""x\"y\\z\n""#);
+    }
+
+    #[test]
+    fn numbers_match_the_formatter() {
+        for v in [
+            0u64,
+            1,
+            9,
+            10,
+            15,
+            16,
+            255,
+            4096,
+            123_456_789,
+            u32::MAX as u64,
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            uint(&mut out, v);
+            assert_eq!(out, v.to_string().as_bytes());
+            let mut out = Vec::new();
+            hex_string(&mut out, v);
+            assert_eq!(out, format!("\"{v:#x}\"").as_bytes());
+        }
     }
 }

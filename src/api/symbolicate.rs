@@ -54,7 +54,9 @@ impl Api {
         }
         // Written straight to text: a tree of values for 100 000 frames with their inline
         // chains cost more time and memory than the lookups of a warm request.
-        let mut out = Vec::with_capacity(jobs.iter().map(|j| j.stacks.len()).sum::<usize>() * 256);
+        // Sized by frames, not stacks: the profiler may send one stack of 100 000 frames.
+        let frames: usize = jobs.iter().flat_map(|j| &j.stacks).map(Vec::len).sum();
+        let mut out = Vec::with_capacity(frames.saturating_add(jobs.len()).saturating_mul(256));
         out.extend_from_slice(b"{\"results\":[");
         for (i, job) in jobs.iter().enumerate() {
             if i > 0 {
@@ -77,7 +79,7 @@ enum ModuleAnswer {
 }
 
 fn hex(out: &mut Vec<u8>, v: u64) {
-    let _ = write!(out, "\"{v:#x}\"");
+    crate::jsonwrite::hex_string(out, v);
 }
 
 fn write_frame(
@@ -87,7 +89,9 @@ fn write_frame(
     module: Option<&str>,
     sym: Option<&Symbolized>,
 ) {
-    let _ = write!(out, "{{\"frame\":{index},\"module_offset\":");
+    out.extend_from_slice(b"{\"frame\":");
+    crate::jsonwrite::uint(out, index as u64);
+    out.extend_from_slice(b",\"module_offset\":");
     hex(out, offset);
     if let Some(module) = module {
         out.extend_from_slice(b",\"module\":");
@@ -128,7 +132,8 @@ fn file_line(out: &mut Vec<u8>, file: Option<&str>, line: Option<u32>) {
         string(out, file);
     }
     if let Some(line) = line {
-        let _ = write!(out, ",\"line\":{line}");
+        out.extend_from_slice(b",\"line\":");
+        crate::jsonwrite::uint(out, u64::from(line));
     }
 }
 
@@ -143,6 +148,9 @@ fn errors_json(errors: &[LoadError]) -> Value {
 fn write_job(out: &mut Vec<u8>, job: &Job, answers: &HashMap<(&str, &str), ModuleAnswer>) {
     let mut found: BTreeMap<String, bool> = BTreeMap::new();
     let mut errors: BTreeMap<String, Value> = BTreeMap::new();
+    // found_modules/module_errors are filled on a module's first frame only: a key built
+    // and inserted per frame was a tenth of a warm 100 000-frame answer.
+    let mut noted = vec![false; job.memory_map.len()];
     out.extend_from_slice(b"{\"stacks\":[");
     for (s, stack) in job.stacks.iter().enumerate() {
         if s > 0 {
@@ -153,27 +161,33 @@ fn write_job(out: &mut Vec<u8>, job: &Job, answers: &HashMap<(&str, &str), Modul
             if i > 0 {
                 out.push(b',');
             }
-            let Some((name, id)) = index.map(|m| &job.memory_map[m]) else {
+            let Some(m) = index else {
                 write_frame(out, i, offset, None, None);
                 continue;
             };
+            let (name, id) = &job.memory_map[m];
+            let first = !std::mem::replace(&mut noted[m], true);
             let sym = match answers.get(&(name.as_str(), id.as_str())) {
                 Some(ModuleAnswer::Found { module, by_offset }) => {
-                    let key = format!("{name}/{id}");
-                    if !module.warnings().is_empty() {
-                        errors
-                            .entry(key.clone())
-                            .or_insert_with(|| errors_json(module.warnings()));
+                    if first {
+                        let key = format!("{name}/{id}");
+                        if !module.warnings().is_empty() {
+                            errors
+                                .entry(key.clone())
+                                .or_insert_with(|| errors_json(module.warnings()));
+                        }
+                        found.insert(key, true);
                     }
-                    found.insert(key, true);
                     by_offset.get(&offset).and_then(Option::as_deref)
                 }
                 Some(ModuleAnswer::Missing(errs)) => {
-                    let key = format!("{name}/{id}");
-                    errors
-                        .entry(key.clone())
-                        .or_insert_with(|| errors_json(errs));
-                    found.insert(key, false);
+                    if first {
+                        let key = format!("{name}/{id}");
+                        errors
+                            .entry(key.clone())
+                            .or_insert_with(|| errors_json(errs));
+                        found.insert(key, false);
+                    }
                     None
                 }
                 None => None,
