@@ -2,7 +2,6 @@
 //! the answer written straight to text.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::Write;
 use std::rc::Rc;
 
 use serde_json::{Value, json};
@@ -29,13 +28,19 @@ impl Api {
         for ((name, id), offsets) in wanted {
             let lib = self.lib(name, id);
             let answer = self.store.module(name, id, lib.as_ref());
-            if !self.quiet && self.told.insert((name.to_string(), id.to_string())) {
-                let line = match &answer {
-                    Ok(module) => crate::hint::found(name, module, lib.as_ref()),
-                    Err(errors) => crate::hint::missing(name, errors, lib.as_ref()),
-                };
-                // A closed stderr must not stop the answer.
-                let _ = writeln!(std::io::stderr(), "{line}");
+            // Said once the answer is final: not while a download for it is still going on.
+            let waiting = answer
+                .as_ref()
+                .is_err_and(|errors| errors.iter().any(|e| e.kind == "DownloadPending"));
+            if !self.quiet && !waiting && self.told.insert((name.to_string(), id.to_string())) {
+                match &answer {
+                    Ok(module) => {
+                        crate::elog!("{}", crate::hint::found(name, module, lib.as_ref()))
+                    }
+                    Err(errors) => {
+                        crate::elog!("{}", crate::hint::missing(name, errors, lib.as_ref()))
+                    }
+                }
             }
             let answer = match answer {
                 Ok(module) => {
