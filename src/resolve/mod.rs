@@ -113,7 +113,28 @@ pub struct LoadError {
     pub message: String,
 }
 
+/// How the message of an error made from a parser's panic says so.
+const PANIC_NOTE: &str = "the parser failed on this file";
+
 impl LoadError {
+    /// What a panic inside a format's code becomes: an error of that module alone.
+    pub fn from_panic(what: &str, payload: &(dyn std::any::Any + Send)) -> LoadError {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        LoadError {
+            kind: "ParseError",
+            message: format!("{what}: {PANIC_NOTE} ({why})"),
+        }
+    }
+
+    /// Whether this error stands for a parser's panic (the file is not parsed again).
+    pub fn is_parser_panic(&self) -> bool {
+        self.kind == "ParseError" && self.message.contains(PANIC_NOTE)
+    }
+
     pub fn new(kind: &'static str, path: &Path, problem: impl std::fmt::Display) -> LoadError {
         LoadError {
             kind,

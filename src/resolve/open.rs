@@ -35,8 +35,21 @@ fn open_error(path: &Path, e: std::io::Error) -> LoadError {
     LoadError::new(kind, path, e)
 }
 
-/// Opens the file at `ctx.path` whatever its format, if its debug ID is `want`.
+/// Opens the file at `ctx.path` whatever its format, if its debug ID is `want`. A panic
+/// in a parser (the `pdb` crate has some on corrupt files) becomes this file's error.
 pub fn open(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+    contained(ctx.path, || open_file(want, ctx))
+}
+
+fn contained(
+    path: &Path,
+    load: impl FnOnce() -> Result<Module, LoadError>,
+) -> Result<Module, LoadError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(load))
+        .unwrap_or_else(|p| Err(LoadError::from_panic(&path.display().to_string(), &*p)))
+}
+
+fn open_file(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     let path = ctx.path;
     if path.extension().is_some_and(|e| e == "sym") {
         // Indexed from disk, never read whole.
@@ -85,7 +98,9 @@ pub fn open(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
 
 /// A Breakpad file held in memory (a zip member, or a file without the `.sym` name).
 pub fn open_bytes(data: Vec<u8>, shown: &Path, want: &str) -> Result<Module, LoadError> {
-    let sym = SymFile::from_bytes(data, shown)?;
-    check_id(shown, &sym.debug_id, want)?;
-    Ok(Module::Breakpad(sym))
+    contained(shown, || {
+        let sym = SymFile::from_bytes(data, shown)?;
+        check_id(shown, &sym.debug_id, want)?;
+        Ok(Module::Breakpad(sym))
+    })
 }

@@ -61,19 +61,6 @@ pub struct LoadedModule {
     failed: std::cell::RefCell<Option<LoadError>>,
 }
 
-/// What a panic inside a format's code becomes: an error of that module alone.
-fn panic_error(what: &str, payload: &(dyn std::any::Any + Send)) -> LoadError {
-    let why = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
-    LoadError {
-        kind: "ParseError",
-        message: format!("{what}: the parser failed on this file ({why})"),
-    }
-}
-
 /// Modules remembered as making a parser panic (beyond that, they are tried again).
 const MAX_POISONED: usize = 4096;
 
@@ -108,7 +95,7 @@ impl LoadedModule {
         let looked =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.lookup_inner(offsets)));
         looked.map_err(|p| {
-            let e = panic_error("looking up addresses", &*p);
+            let e = LoadError::from_panic("looking up addresses", &*p);
             *self.failed.borrow_mut() = Some(e.clone());
             self.memo.borrow_mut().clear();
             e
@@ -180,8 +167,6 @@ pub struct SymbolStore {
     /// Modules whose files made a parser panic: answered with that error from then on,
     /// never parsed again (bounded: one entry per module asked for).
     poisoned: Vec<(String, String, LoadError)>,
-    /// The panic of the candidate just tried, if it panicked.
-    panicked: Option<LoadError>,
     max_modules: usize,
     max_bytes: u64,
     clock: u64,
@@ -212,7 +197,6 @@ impl SymbolStore {
             sidecar: None,
             cache: Vec::new(),
             poisoned: Vec::new(),
-            panicked: None,
             max_modules: DEFAULT_MAX_MODULES,
             max_bytes: DEFAULT_MAX_BYTES,
             clock: 0,
@@ -263,21 +247,6 @@ impl SymbolStore {
     }
 
     fn try_candidate(&mut self, c: &Candidate, breakpad_id: &str) -> Result<Module, LoadError> {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.try_candidate_inner(c, breakpad_id)
-        }))
-        .unwrap_or_else(|p| {
-            let e = panic_error(&format!("{c:?}"), &*p);
-            self.panicked = Some(e.clone());
-            Err(e)
-        })
-    }
-
-    fn try_candidate_inner(
-        &mut self,
-        c: &Candidate,
-        breakpad_id: &str,
-    ) -> Result<Module, LoadError> {
         match c {
             Candidate::File(path) => self.try_file(path, breakpad_id),
             Candidate::ZipEntry(i, entry) => {
@@ -387,7 +356,7 @@ impl SymbolStore {
                 }
                 Err(e) => {
                     self.log(|| format!("  {} ({})", e.message, e.kind));
-                    if self.panicked.take().is_some() {
+                    if e.is_parser_panic() {
                         poison = Some(e.clone());
                     }
                     errors.push(e);
