@@ -171,31 +171,29 @@ fn write_job(out: &mut Vec<u8>, job: &Job, answers: &HashMap<(&str, &str), Modul
                 continue;
             };
             let (name, id) = &job.memory_map[m];
-            let first = !std::mem::replace(&mut noted[m], true);
-            let sym = match answers.get(&(name.as_str(), id.as_str())) {
-                Some(ModuleAnswer::Found { module, by_offset }) => {
-                    if first {
-                        let key = format!("{name}/{id}");
-                        if !module.warnings().is_empty() {
-                            errors
-                                .entry(key.clone())
-                                .or_insert_with(|| errors_json(module.warnings()));
-                        }
-                        found.insert(key, true);
-                    }
+            let answer = answers.get(&(name.as_str(), id.as_str()));
+            if !std::mem::replace(&mut noted[m], true) {
+                // Once per module: whether it was found, and what went wrong with it.
+                let key = format!("{name}/{id}");
+                let (is_found, problems) = match answer {
+                    Some(ModuleAnswer::Found { module, .. }) => (true, module.warnings()),
+                    Some(ModuleAnswer::Missing(errs)) => (false, &errs[..]),
+                    None => (false, &[][..]),
+                };
+                if !problems.is_empty() {
+                    errors
+                        .entry(key.clone())
+                        .or_insert_with(|| errors_json(problems));
+                }
+                if answer.is_some() {
+                    found.insert(key, is_found);
+                }
+            }
+            let sym = match answer {
+                Some(ModuleAnswer::Found { by_offset, .. }) => {
                     by_offset.get(&offset).and_then(Option::as_deref)
                 }
-                Some(ModuleAnswer::Missing(errs)) => {
-                    if first {
-                        let key = format!("{name}/{id}");
-                        errors
-                            .entry(key.clone())
-                            .or_insert_with(|| errors_json(errs));
-                        found.insert(key, false);
-                    }
-                    None
-                }
-                None => None,
+                _ => None,
             };
             write_frame(out, i, offset, Some(name), sym);
         }
