@@ -142,21 +142,17 @@ impl ProfileFile {
 
     /// The root's `libs` only: the walk stops there (near the start of the file).
     pub fn read_root_libs(&self) -> Result<Vec<Lib>, ProfileError> {
-        Ok(self
-            .read(Want::RootLibs)?
-            .into_iter()
-            .flat_map(|p| p.libs)
-            .collect())
+        self.libs(Want::RootLibs)
     }
 
     /// Every `libs` entry of the profile: the root's, each `processes[]` entry's
     /// (recursively) and, for older processed profiles, each thread's.
     pub fn read_libs(&self) -> Result<Vec<Lib>, ProfileError> {
-        Ok(self
-            .read(Want::Libs)?
-            .into_iter()
-            .flat_map(|p| p.libs)
-            .collect())
+        self.libs(Want::Libs)
+    }
+
+    fn libs(&self, want: Want) -> Result<Vec<Lib>, ProfileError> {
+        Ok(self.read(want)?.into_iter().flat_map(|p| p.libs).collect())
     }
 
     /// Every process with its libs and addresses (first pass of `symbolicate`).
