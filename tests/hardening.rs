@@ -172,3 +172,30 @@ fn a_client_that_does_not_read_its_answer_holds_up_nobody() {
         t.elapsed()
     );
 }
+
+#[test]
+fn a_chunked_body_over_the_limit_is_413() {
+    let server = Server::start(&[]);
+    let mut s = connect(&server);
+    write!(
+        s,
+        "POST {} HTTP/1.1\r\nHost: {}\r\nTransfer-Encoding: chunked\r\n\r\n",
+        server.path("/symbolicate/v5"),
+        server.host()
+    )
+    .unwrap();
+    // 65 chunks of 1 MiB: over the 64 MiB limit, which no Content-Length announced.
+    let chunk = vec![b' '; 1 << 20];
+    for _ in 0..65 {
+        if write!(s, "100000\r\n")
+            .and_then(|()| s.write_all(&chunk))
+            .and_then(|()| write!(s, "\r\n"))
+            .is_err()
+        {
+            break; // answered and closed early: fine
+        }
+    }
+    let _ = write!(s, "0\r\n\r\n");
+    assert_eq!(status_of(&mut s), 413);
+    server.assert_alive();
+}

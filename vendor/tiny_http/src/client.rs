@@ -115,39 +115,45 @@ impl ClientConnection {
             }
         };
         let max = self.limits.max_body;
+        let too_big = || {
+            let message = format!("{{\"error\": \"the body is over the limit of {} MiB\"}}", max >> 20);
+            ReadError::Refused(413, message.into_bytes())
+        };
         if length.map_or(false, |l| l > max) {
-            return Err(ReadError::Refused(
-                413,
-                format!("{{\"error\": \"the body is over the limit of {} MiB\"}}", max >> 20).into_bytes(),
-            ));
+            return Err(too_big());
         }
         let expects_continue = headers.iter().any(|h| {
             h.field.equiv("Expect") && h.value.as_str().eq_ignore_ascii_case("100-continue")
         });
         if expects_continue {
             use std::io::Write;
-            let w = self.sink.next().unwrap();
-            let mut w = w;
+            let mut w = self.sink.next().unwrap();
             w.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
                 .and_then(|_| w.flush())
                 .map_err(ReadError::ReadIoError)?;
             // The writer stays in sequence: the next writer is handed to the request.
             self.pending_continue_writer = Some(w);
         }
+        let deadline = self.deadline;
+        let in_time = || {
+            if Instant::now() > deadline {
+                let late = IoError::new(ErrorKind::TimedOut, "body not complete in time");
+                Err(ReadError::ReadIoError(late))
+            } else {
+                Ok(())
+            }
+        };
         let mut body = Vec::new();
         let mut buf = [0u8; 16 << 10];
-        let deadline = self.deadline;
-        let over = |n: usize| n as u64 > max;
         if let Some(len) = length {
             let mut left = len;
             while left > 0 {
-                if Instant::now() > deadline {
-                    return Err(ReadError::ReadIoError(IoError::new(ErrorKind::TimedOut, "body not complete in time")));
-                }
+                in_time()?;
                 let want = buf.len().min(left as usize);
                 let n = self.next_header_source.read(&mut buf[..want]).map_err(ReadError::ReadIoError)?;
                 if n == 0 {
-                    return Err(ReadError::ReadIoError(IoError::new(ErrorKind::ConnectionAborted, "the body ends early")));
+                    let early = IoError::new(ErrorKind::ConnectionAborted, "the body ends early");
+                    return Err(ReadError::ReadIoError(early));
                 }
                 body.extend_from_slice(&buf[..n]);
                 left -= n as u64;
@@ -155,19 +161,14 @@ impl ClientConnection {
         } else {
             let mut decoder = chunked_transfer::Decoder::new(&mut self.next_header_source);
             loop {
-                if Instant::now() > deadline {
-                    return Err(ReadError::ReadIoError(IoError::new(ErrorKind::TimedOut, "body not complete in time")));
-                }
+                in_time()?;
                 let n = decoder.read(&mut buf).map_err(ReadError::ReadIoError)?;
                 if n == 0 {
                     break;
                 }
                 body.extend_from_slice(&buf[..n]);
-                if over(body.len()) {
-                    return Err(ReadError::Refused(
-                        413,
-                        format!("{{\"error\": \"the body is over the limit of {} MiB\"}}", max >> 20).into_bytes(),
-                    ));
+                if body.len() as u64 > max {
+                    return Err(too_big());
                 }
             }
         }
