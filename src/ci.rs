@@ -94,7 +94,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 struct ModuleWork {
     lib: Lib,
     offsets: BTreeSet<u64>,
-    results: Vec<Option<std::rc::Rc<Symbolized>>>,
+    results: Vec<Option<Symbolized>>,
 }
 
 /// Runs `symbolicate`; returns the summary lines for stderr.
@@ -201,7 +201,7 @@ pub fn symbolicate(
         .collect();
     let symbol_of = |key: &(String, String), offset: u64| -> Option<&Symbolized> {
         let i = *positions.get(key)?.get(&offset)?;
-        modules.get(key)?.results.get(i)?.as_deref()
+        modules.get(key)?.results.get(i)?.as_ref()
     };
 
     let mut resolved = 0u64;
@@ -253,7 +253,7 @@ pub fn symbolicate(
                     .offsets
                     .iter()
                     .zip(&w.results)
-                    .filter_map(|(&o, r)| Some((o, r.as_deref()?)))
+                    .filter_map(|(&o, r)| Some((o, r.as_ref()?)))
                     .collect(),
             })
             .collect();

@@ -1,31 +1,33 @@
 //! `/symbolicate/v5`: the request's jobs, one ascending pass per module across them, and
 //! the answer written straight to text.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use serde_json::{Value, json};
 
 use super::{Api, ApiError};
-use crate::jsonwrite::string;
+use crate::jsonwrite::{hex_string, string};
 use crate::resolve::{LoadError, Symbolized};
-use crate::store::{LoadedModule, OffsetMap};
+use crate::store::LoadedModule;
 
 impl Api {
     pub(super) fn symbolicate(&mut self, jobs: &[Job]) -> Vec<u8> {
         // One sorted pass per module over every address of every job.
-        let mut wanted: BTreeMap<(&str, &str), BTreeSet<u64>> = BTreeMap::new();
+        let mut wanted: BTreeMap<(&str, &str), Vec<u64>> = BTreeMap::new();
         for job in jobs {
             for stack in &job.stacks {
                 for &(index, offset) in stack {
                     if let Some((name, id)) = index.map(|i| &job.memory_map[i]) {
-                        wanted.entry((name, id)).or_default().insert(offset);
+                        wanted.entry((name, id)).or_default().push(offset);
                     }
                 }
             }
         }
         let mut answers: HashMap<(&str, &str), ModuleAnswer> = HashMap::new();
-        for ((name, id), offsets) in wanted {
+        for ((name, id), mut offsets) in wanted {
+            offsets.sort_unstable();
+            offsets.dedup();
             let lib = self.lib(name, id);
             let answer = self.store.module(name, id, lib.as_ref());
             // Said once the answer is final: not while a download for it is still going on.
@@ -43,25 +45,17 @@ impl Api {
                 }
             }
             let answer = match answer {
-                Ok(module) => {
-                    let offsets: Vec<u64> = offsets.into_iter().collect();
-                    match module.lookup_sorted(&offsets) {
-                        Ok(results) => ModuleAnswer::Found {
-                            module,
-                            by_offset: offsets.into_iter().zip(results).collect(),
-                        },
-                        Err(e) => ModuleAnswer::Missing(vec![e]),
-                    }
-                }
+                Ok(module) => match module.remember_sorted(&offsets, encode) {
+                    Ok(()) => ModuleAnswer::Found(module),
+                    Err(e) => ModuleAnswer::Missing(vec![e]),
+                },
                 Err(errors) => ModuleAnswer::Missing(errors),
             };
             answers.insert((name, id), answer);
         }
-        // Written straight to text: a tree of values for 100 000 frames with their inline
-        // chains cost more time and memory than the lookups of a warm request.
-        // Sized by frames, not stacks: the profiler may send one stack of 100 000 frames.
-        let frames: usize = jobs.iter().flat_map(|j| &j.stacks).map(Vec::len).sum();
-        let mut out = Vec::with_capacity(frames.saturating_add(jobs.len()).saturating_mul(256));
+        // Written straight to text from the remembered answers' text: a tree of values for
+        // 100 000 frames with their inline chains cost more than the lookups of a warm request.
+        let mut out = Vec::with_capacity(answer_len(jobs, &answers));
         out.extend_from_slice(b"{\"results\":[");
         for (i, job) in jobs.iter().enumerate() {
             if i > 0 {
@@ -75,59 +69,38 @@ impl Api {
 }
 
 enum ModuleAnswer {
-    Found {
-        // Kept so the module outlives its answers even if the cache evicts it meanwhile.
-        module: Rc<LoadedModule>,
-        by_offset: OffsetMap<Option<Rc<Symbolized>>>,
-    },
+    // Holding the module keeps its answers even if the cache evicts it meanwhile.
+    Found(Rc<LoadedModule>),
     Missing(Vec<LoadError>),
 }
 
-fn hex(out: &mut Vec<u8>, v: u64) {
-    crate::jsonwrite::hex_string(out, v);
-}
-
-fn write_frame(
-    out: &mut Vec<u8>,
-    index: usize,
-    offset: u64,
-    module: Option<&str>,
-    sym: Option<&Symbolized>,
-) {
-    out.extend_from_slice(b"{\"frame\":");
-    crate::jsonwrite::uint(out, index as u64);
-    out.extend_from_slice(b",\"module_offset\":");
-    hex(out, offset);
-    if let Some(module) = module {
-        out.extend_from_slice(b",\"module\":");
-        string(out, module);
+/// A frame's answer after its `module`: `"function"` to the end of `"inlines"`.
+fn encode(s: &Symbolized) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96 + 64 * s.inlines.len());
+    out.extend_from_slice(b",\"function\":");
+    string(&mut out, &s.function);
+    out.extend_from_slice(b",\"function_offset\":");
+    hex_string(&mut out, s.function_offset);
+    if let Some(size) = s.function_size {
+        out.extend_from_slice(b",\"function_size\":");
+        hex_string(&mut out, size);
     }
-    if let Some(s) = sym {
-        out.extend_from_slice(b",\"function\":");
-        string(out, &s.function);
-        out.extend_from_slice(b",\"function_offset\":");
-        hex(out, s.function_offset);
-        if let Some(size) = s.function_size {
-            out.extend_from_slice(b",\"function_size\":");
-            hex(out, size);
-        }
-        file_line(out, s.file.as_deref(), s.line);
-        if !s.inlines.is_empty() {
-            out.extend_from_slice(b",\"inlines\":[");
-            for (k, i) in s.inlines.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                // The front-end needs a name for every frame.
-                out.extend_from_slice(b"{\"function\":");
-                string(out, i.function.as_deref().unwrap_or("??"));
-                file_line(out, i.file.as_deref(), i.line);
-                out.push(b'}');
+    file_line(&mut out, s.file.as_deref(), s.line);
+    if !s.inlines.is_empty() {
+        out.extend_from_slice(b",\"inlines\":[");
+        for (k, i) in s.inlines.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
             }
-            out.push(b']');
+            // The front-end needs a name for every frame.
+            out.extend_from_slice(b"{\"function\":");
+            string(&mut out, i.function.as_deref().unwrap_or("??"));
+            file_line(&mut out, i.file.as_deref(), i.line);
+            out.push(b'}');
         }
+        out.push(b']');
     }
-    out.push(b'}');
+    out
 }
 
 /// `file` and `line` when known: never `null`, which the front-end rejects.
@@ -142,6 +115,41 @@ fn file_line(out: &mut Vec<u8>, file: Option<&str>, line: Option<u32>) {
     }
 }
 
+/// Frame text besides the answer: `{"frame":N,"module_offset":"0x…","module":…}`.
+const FRAME_OVERHEAD: usize = 64;
+
+/// The answer's size, closely: one allocation for up to a hundred megabytes of frames
+/// instead of doubling it (each doubling copies and faults in every page again).
+fn answer_len(jobs: &[Job], answers: &HashMap<(&str, &str), ModuleAnswer>) -> usize {
+    let mut n = 64;
+    for job in jobs {
+        n += 1024;
+        let modules: Vec<Option<&LoadedModule>> = job
+            .memory_map
+            .iter()
+            .map(
+                |(name, id)| match answers.get(&(name.as_str(), id.as_str())) {
+                    Some(ModuleAnswer::Found(m)) => Some(&**m),
+                    _ => None,
+                },
+            )
+            .collect();
+        for stack in &job.stacks {
+            n += 2;
+            for &(index, offset) in stack {
+                n += FRAME_OVERHEAD;
+                if let Some(m) = index {
+                    n += job.memory_map[m].0.len();
+                    if let Some(module) = modules[m] {
+                        n += module.answer(offset, |a| a.map_or(0, <[u8]>::len));
+                    }
+                }
+            }
+        }
+    }
+    n
+}
+
 fn errors_json(errors: &[LoadError]) -> Value {
     errors
         .iter()
@@ -153,9 +161,25 @@ fn errors_json(errors: &[LoadError]) -> Value {
 fn write_job(out: &mut Vec<u8>, job: &Job, answers: &HashMap<(&str, &str), ModuleAnswer>) {
     let mut found: BTreeMap<String, bool> = BTreeMap::new();
     let mut errors: BTreeMap<String, Value> = BTreeMap::new();
-    // found_modules/module_errors are filled on a module's first frame only: a key built
-    // and inserted per frame was a tenth of a warm 100 000-frame answer.
-    let mut noted = vec![false; job.memory_map.len()];
+    // Per memoryMap entry: its answer and `,"module":"…"` escaped once, not per frame.
+    let mut modules = Vec::with_capacity(job.memory_map.len());
+    for (name, id) in &job.memory_map {
+        let answer = answers.get(&(name.as_str(), id.as_str()));
+        let key = format!("{name}/{id}");
+        // `None`: not asked for (no frame of this module in any job).
+        let (is_found, problems) = match answer {
+            Some(ModuleAnswer::Found(module)) => (Some(true), module.warnings()),
+            Some(ModuleAnswer::Missing(errs)) => (Some(false), &errs[..]),
+            None => (None, &[][..]),
+        };
+        let module = match answer {
+            Some(ModuleAnswer::Found(m)) => Some(&**m),
+            _ => None,
+        };
+        let mut prefix = b",\"module\":".to_vec();
+        string(&mut prefix, name);
+        modules.push((module, prefix, key, is_found, problems, false));
+    }
     out.extend_from_slice(b"{\"stacks\":[");
     for (s, stack) in job.stacks.iter().enumerate() {
         if s > 0 {
@@ -166,36 +190,29 @@ fn write_job(out: &mut Vec<u8>, job: &Job, answers: &HashMap<(&str, &str), Modul
             if i > 0 {
                 out.push(b',');
             }
-            let Some(m) = index else {
-                write_frame(out, i, offset, None, None);
-                continue;
-            };
-            let (name, id) = &job.memory_map[m];
-            let answer = answers.get(&(name.as_str(), id.as_str()));
-            if !std::mem::replace(&mut noted[m], true) {
-                // Once per module: whether it was found, and what went wrong with it.
-                let key = format!("{name}/{id}");
-                let (is_found, problems) = match answer {
-                    Some(ModuleAnswer::Found { module, .. }) => (true, module.warnings()),
-                    Some(ModuleAnswer::Missing(errs)) => (false, &errs[..]),
-                    None => (false, &[][..]),
-                };
-                if !problems.is_empty() {
-                    errors
-                        .entry(key.clone())
-                        .or_insert_with(|| errors_json(problems));
+            out.extend_from_slice(b"{\"frame\":");
+            crate::jsonwrite::uint(out, i as u64);
+            out.extend_from_slice(b",\"module_offset\":");
+            hex_string(out, offset);
+            if let Some(m) = index {
+                let (module, prefix, key, is_found, problems, noted) = &mut modules[m];
+                out.extend_from_slice(prefix);
+                if let Some(module) = module {
+                    module.answer(offset, |a| out.extend_from_slice(a.unwrap_or_default()));
                 }
-                if answer.is_some() {
-                    found.insert(key, is_found);
+                // Only modules the job's frames use are reported, each once.
+                if !std::mem::replace(noted, true) {
+                    if !problems.is_empty() {
+                        errors
+                            .entry(key.clone())
+                            .or_insert_with(|| errors_json(problems));
+                    }
+                    if let Some(is_found) = is_found {
+                        found.insert(key.clone(), *is_found);
+                    }
                 }
             }
-            let sym = match answer {
-                Some(ModuleAnswer::Found { by_offset, .. }) => {
-                    by_offset.get(&offset).and_then(Option::as_deref)
-                }
-                _ => None,
-            };
-            write_frame(out, i, offset, Some(name), sym);
+            out.push(b'}');
         }
         out.push(b']');
     }

@@ -51,11 +51,14 @@ impl std::hash::Hasher for OffsetHasher {
 pub type OffsetMap<V> =
     std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<OffsetHasher>>;
 
-/// A parsed module with the answers it has given: the front-end asks for the same
-/// addresses again (every re-symbolication), and a repeat is then a hash lookup.
+/// A parsed module with the answers it has given, kept in the caller's encoding (JSON
+/// text for the API): the front-end asks for the same addresses again on every
+/// re-symbolication, and a repeat is then a hash lookup and a copy.
 pub struct LoadedModule {
     module: Module,
-    memo: std::cell::RefCell<OffsetMap<Option<Rc<Symbolized>>>>,
+    memo: std::cell::RefCell<OffsetMap<Option<Rc<[u8]>>>>,
+    /// Bytes held by `memo`, entries included (for the cache bound).
+    memo_bytes: std::cell::Cell<u64>,
     /// Set when a lookup panicked (a parser bug met a corrupt file): the module answers
     /// nothing more, and the store drops it for a remembered error.
     failed: std::cell::RefCell<Option<LoadError>>,
@@ -64,8 +67,8 @@ pub struct LoadedModule {
 /// Modules remembered as making a parser panic (beyond that, they are tried again).
 const MAX_POISONED: usize = 4096;
 
-/// Bytes counted per remembered answer against the cache bound.
-const MEMO_ENTRY_COST: u64 = 160;
+/// Bytes counted per remembered answer besides its text (map slot, `Rc` header).
+const MEMO_ENTRY_COST: u64 = 48;
 
 /// Answers kept per module before the memo starts over.
 const MAX_MEMO: usize = 1 << 20;
@@ -82,59 +85,77 @@ impl LoadedModule {
         LoadedModule {
             module,
             memo: Default::default(),
+            memo_bytes: Default::default(),
             failed: Default::default(),
         }
     }
 
-    /// Resolves ascending offsets: remembered answers, then one pass over the others. A
-    /// panic in the format's code fails this module only.
-    pub fn lookup_sorted(&self, offsets: &[u64]) -> Result<Vec<Option<Rc<Symbolized>>>, LoadError> {
+    /// Resolves ascending offsets. A panic in the format's code fails this module only.
+    pub fn lookup_sorted(&self, offsets: &[u64]) -> Result<Vec<Option<Symbolized>>, LoadError> {
+        self.guarded(|| self.module.lookup_sorted(offsets))
+    }
+
+    /// Makes sure every one of the ascending `offsets` has a remembered answer, encoded by
+    /// `encode` (one pass over those not yet asked for); read them with [`Self::answer`].
+    pub fn remember_sorted(
+        &self,
+        offsets: &[u64],
+        encode: impl Fn(&Symbolized) -> Vec<u8>,
+    ) -> Result<(), LoadError> {
+        let missing: Vec<u64> = {
+            let memo = self.memo.borrow();
+            offsets
+                .iter()
+                .copied()
+                .filter(|o| !memo.contains_key(o))
+                .collect()
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let found = self.lookup_sorted(&missing)?;
+        let mut memo = self.memo.borrow_mut();
+        // A request's own answers are all kept, even past the limit, until it is written.
+        if memo.len() + missing.len() > MAX_MEMO {
+            memo.clear();
+            self.memo_bytes.set(0);
+        }
+        let mut bytes = self.memo_bytes.get();
+        for (o, s) in missing.into_iter().zip(found) {
+            let text: Option<Rc<[u8]>> = s.map(|s| encode(&s).into());
+            bytes += MEMO_ENTRY_COST + text.as_ref().map_or(0, |t| t.len() as u64);
+            memo.insert(o, text);
+        }
+        self.memo_bytes.set(bytes);
+        Ok(())
+    }
+
+    /// Hands the remembered answer for `offset` (`None`: nothing there) to `f`.
+    pub fn answer<R>(&self, offset: u64, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+        f(self.memo.borrow().get(&offset).and_then(Option::as_deref))
+    }
+
+    fn guarded<R>(&self, run: impl FnOnce() -> R) -> Result<R, LoadError> {
         if let Some(e) = self.failed.borrow().as_ref() {
             return Err(e.clone());
         }
-        let looked =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.lookup_inner(offsets)));
-        looked.map_err(|p| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|p| {
             let e = LoadError::from_panic("looking up addresses", &*p);
             *self.failed.borrow_mut() = Some(e.clone());
             self.memo.borrow_mut().clear();
+            self.memo_bytes.set(0);
             e
         })
     }
 
-    /// Memory held by remembered answers (an estimate: the entry, the shared answer and
-    /// its strings are mostly shared with other entries).
+    /// Memory held by remembered answers.
     pub fn memo_cost(&self) -> u64 {
-        self.memo.borrow().len() as u64 * MEMO_ENTRY_COST
+        self.memo_bytes.get()
     }
 
     /// The error of a module whose lookups failed.
     pub fn failure(&self) -> Option<LoadError> {
         self.failed.borrow().clone()
-    }
-
-    fn lookup_inner(&self, offsets: &[u64]) -> Vec<Option<Rc<Symbolized>>> {
-        let mut memo = self.memo.borrow_mut();
-        let missing: Vec<u64> = offsets
-            .iter()
-            .copied()
-            .filter(|o| !memo.contains_key(o))
-            .collect();
-        if !missing.is_empty() {
-            if memo.len() + missing.len() > MAX_MEMO {
-                memo.clear();
-            }
-            let found = self.module.lookup_sorted(&missing);
-            memo.extend(
-                missing
-                    .into_iter()
-                    .zip(found.into_iter().map(|s| s.map(Rc::new))),
-            );
-        }
-        offsets
-            .iter()
-            .map(|o| memo.get(o).cloned().flatten())
-            .collect()
     }
 }
 
