@@ -129,7 +129,7 @@ pub fn run(inv: Invocation) -> u8 {
                 }
             };
             let (code, text) = match answer {
-                Ok(text) => (EXIT_OK, text),
+                Ok(answer) => (EXIT_OK, answer.into_vec()),
                 Err(e) => {
                     crate::elog!("error: {}", e.message);
                     (EXIT_FAILURE, e.to_json().to_string().into_bytes())

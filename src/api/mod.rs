@@ -1,10 +1,12 @@
 //! API handlers: one JSON request in, one JSON answer out. Shared by the server and by
 //! `query`, so both answer the same.
 
+mod answer;
 mod asm;
 pub mod source;
 mod symbolicate;
 
+pub use answer::{Answer, AnswerReader};
 use source::SourceRequest;
 pub use symbolicate::{Job, parse_symbolicate_request};
 
@@ -120,7 +122,7 @@ impl Api {
         path: &str,
         body: &[u8],
         may_wait: bool,
-    ) -> Option<Result<Vec<u8>, ApiError>> {
+    ) -> Option<Result<Answer, ApiError>> {
         self.store.take_pending();
         let answer = self.handle(path, body);
         if self.store.take_pending() && may_wait {
@@ -153,7 +155,7 @@ impl Api {
     }
 
     /// Answers `POST <path>` with `body`: the JSON text of the answer.
-    pub fn handle(&mut self, path: &str, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    pub fn handle(&mut self, path: &str, body: &[u8]) -> Result<Answer, ApiError> {
         if path == "/symbolicate/v5" {
             let request: Value = serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
@@ -161,7 +163,7 @@ impl Api {
             return Ok(self.symbolicate(&jobs));
         }
         self.handle_json(path, body)
-            .map(|v| v.to_string().into_bytes())
+            .map(|v| v.to_string().into_bytes().into())
     }
 
     fn handle_json(&mut self, path: &str, body: &[u8]) -> Result<Value, ApiError> {

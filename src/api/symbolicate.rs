@@ -6,13 +6,13 @@ use std::rc::Rc;
 
 use serde_json::{Value, json};
 
-use super::{Api, ApiError};
+use super::{Answer, Api, ApiError};
 use crate::jsonwrite::{hex_string, string};
 use crate::resolve::{LoadError, Symbolized};
 use crate::store::LoadedModule;
 
 impl Api {
-    pub(super) fn symbolicate(&mut self, jobs: &[Job]) -> Vec<u8> {
+    pub(super) fn symbolicate(&mut self, jobs: &[Job]) -> Answer {
         // One sorted pass per module over every address of every job.
         let mut wanted: BTreeMap<(&str, &str), Vec<u64>> = BTreeMap::new();
         for job in jobs {
@@ -53,18 +53,21 @@ impl Api {
             };
             answers.insert((name, id), answer);
         }
-        // Written straight to text from the remembered answers' text: a tree of values for
-        // 100 000 frames with their inline chains cost more than the lookups of a warm request.
-        let mut out = Vec::with_capacity(answer_len(jobs, &answers));
-        out.extend_from_slice(b"{\"results\":[");
+        // Written straight to text, each frame's remembered text spliced in, not copied: a
+        // tree of values for 100 000 frames with their inline chains cost more than the
+        // lookups of a warm request. About 64 bytes per frame besides the pieces.
+        let frames: usize = jobs.iter().flat_map(|j| &j.stacks).map(Vec::len).sum();
+        let mut answer =
+            Answer::with_capacity(frames.saturating_add(jobs.len()).saturating_mul(72));
+        answer.text().extend_from_slice(b"{\"results\":[");
         for (i, job) in jobs.iter().enumerate() {
             if i > 0 {
-                out.push(b',');
+                answer.text().push(b',');
             }
-            write_job(&mut out, job, &answers);
+            write_job(&mut answer, job, &answers);
         }
-        out.extend_from_slice(b"]}");
-        out
+        answer.text().extend_from_slice(b"]}");
+        answer
     }
 }
 
@@ -115,41 +118,6 @@ fn file_line(out: &mut Vec<u8>, file: Option<&str>, line: Option<u32>) {
     }
 }
 
-/// Frame text besides the answer: `{"frame":N,"module_offset":"0x…","module":…}`.
-const FRAME_OVERHEAD: usize = 64;
-
-/// The answer's size, closely: one allocation for up to a hundred megabytes of frames
-/// instead of doubling it (each doubling copies and faults in every page again).
-fn answer_len(jobs: &[Job], answers: &HashMap<(&str, &str), ModuleAnswer>) -> usize {
-    let mut n = 64;
-    for job in jobs {
-        n += 1024;
-        let modules: Vec<Option<&LoadedModule>> = job
-            .memory_map
-            .iter()
-            .map(
-                |(name, id)| match answers.get(&(name.as_str(), id.as_str())) {
-                    Some(ModuleAnswer::Found(m)) => Some(&**m),
-                    _ => None,
-                },
-            )
-            .collect();
-        for stack in &job.stacks {
-            n += 2;
-            for &(index, offset) in stack {
-                n += FRAME_OVERHEAD;
-                if let Some(m) = index {
-                    n += job.memory_map[m].0.len();
-                    if let Some(module) = modules[m] {
-                        n += module.answer(offset, |a| a.map_or(0, <[u8]>::len));
-                    }
-                }
-            }
-        }
-    }
-    n
-}
-
 fn errors_json(errors: &[LoadError]) -> Value {
     errors
         .iter()
@@ -158,7 +126,7 @@ fn errors_json(errors: &[LoadError]) -> Value {
         .into()
 }
 
-fn write_job(out: &mut Vec<u8>, job: &Job, answers: &HashMap<(&str, &str), ModuleAnswer>) {
+fn write_job(answer: &mut Answer, job: &Job, answers: &HashMap<(&str, &str), ModuleAnswer>) {
     let mut found: BTreeMap<String, bool> = BTreeMap::new();
     let mut errors: BTreeMap<String, Value> = BTreeMap::new();
     // Per memoryMap entry: its answer and `,"module":"…"` escaped once, not per frame.
@@ -180,13 +148,15 @@ fn write_job(out: &mut Vec<u8>, job: &Job, answers: &HashMap<(&str, &str), Modul
         string(&mut prefix, name);
         modules.push((module, prefix, key, is_found, problems, false));
     }
-    out.extend_from_slice(b"{\"stacks\":[");
+    answer.text().extend_from_slice(b"{\"stacks\":[");
     for (s, stack) in job.stacks.iter().enumerate() {
+        let out = answer.text();
         if s > 0 {
             out.push(b',');
         }
         out.push(b'[');
         for (i, &(index, offset)) in stack.iter().enumerate() {
+            let out = answer.text();
             if i > 0 {
                 out.push(b',');
             }
@@ -197,8 +167,8 @@ fn write_job(out: &mut Vec<u8>, job: &Job, answers: &HashMap<(&str, &str), Modul
             if let Some(m) = index {
                 let (module, prefix, key, is_found, problems, noted) = &mut modules[m];
                 out.extend_from_slice(prefix);
-                if let Some(module) = module {
-                    module.answer(offset, |a| out.extend_from_slice(a.unwrap_or_default()));
+                if let Some(text) = module.and_then(|m| m.answer(offset)) {
+                    answer.splice(text);
                 }
                 // Only modules the job's frames use are reported, each once.
                 if !std::mem::replace(noted, true) {
@@ -212,10 +182,11 @@ fn write_job(out: &mut Vec<u8>, job: &Job, answers: &HashMap<(&str, &str), Modul
                     }
                 }
             }
-            out.push(b'}');
+            answer.text().push(b'}');
         }
-        out.push(b']');
+        answer.text().push(b']');
     }
+    let out = answer.text();
     out.extend_from_slice(b"],\"found_modules\":");
     let _ = serde_json::to_writer(&mut *out, &found);
     if !errors.is_empty() {
@@ -284,27 +255,30 @@ fn parse_job(v: &Value, at: &str) -> Result<Job, ApiError> {
             .ok_or_else(|| bad(format!("{at}.stacks[{s}]: must be an array of frames")))?;
         let mut out = Vec::with_capacity(frames.len());
         for (f, frame) in frames.iter().enumerate() {
-            let here = format!("{at}.stacks[{s}][{f}]");
+            // Named only when wrong: a string per frame was a tenth of a warm request.
+            let here = || format!("{at}.stacks[{s}][{f}]");
             let pair = frame
                 .as_array()
                 .filter(|a| a.len() == 2)
-                .ok_or_else(|| bad(format!("{here}: must be [moduleIndex, moduleOffset]")))?;
+                .ok_or_else(|| bad(format!("{}: must be [moduleIndex, moduleOffset]", here())))?;
             let index = pair[0]
                 .as_i64()
-                .ok_or_else(|| bad(format!("{here}: moduleIndex must be an integer")))?;
+                .ok_or_else(|| bad(format!("{}: moduleIndex must be an integer", here())))?;
             let index = match index {
                 -1 => None,
                 i if i >= 0 && (i as u64) < memory_map.len() as u64 => Some(i as usize),
                 i => {
                     return Err(bad(format!(
-                        "{here}: moduleIndex {i} is past the memoryMap ({} entries)",
+                        "{}: moduleIndex {i} is past the memoryMap ({} entries)",
+                        here(),
                         memory_map.len()
                     )));
                 }
             };
             let offset = pair[1].as_u64().ok_or_else(|| {
                 bad(format!(
-                    "{here}: moduleOffset must be a non-negative integer, got {}",
+                    "{}: moduleOffset must be a non-negative integer, got {}",
+                    here(),
                     pair[1]
                 ))
             })?;

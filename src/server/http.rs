@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tiny_http::{Header, Request, Response, StatusCode};
 
-use crate::api::ApiError;
+use crate::api::{Answer, ApiError};
 
 /// An answer must go out at this rate on average once `PACE_GRACE` has passed, or it
 /// is dropped: a slow reader must not hold up the loop for everyone else.
@@ -33,14 +33,25 @@ pub(super) fn json_response(
 }
 
 pub(super) fn json_bytes(status: u16, body: Vec<u8>, cors: bool) -> Response<Box<dyn Read + Send>> {
+    json_body(status, body.into(), cors)
+}
+
+/// An API answer (CORS allowed: the profiler's page runs on another origin).
+pub(super) fn json_answer(status: u16, body: Answer) -> Response<Box<dyn Read + Send>> {
+    json_body(status, body, true)
+}
+
+fn json_body(status: u16, body: Answer, cors: bool) -> Response<Box<dyn Read + Send>> {
     let len = body.len();
     let mut r = Response::new(
         StatusCode(status),
         vec![header("Content-Type", "application/json; charset=UTF-8")],
-        paced(std::io::Cursor::new(body)),
+        paced(body.into_reader()),
         Some(len),
         None,
-    );
+    )
+    // The length is known: no chunked framing (an extra copy of every byte).
+    .with_chunked_threshold(usize::MAX);
     if cors {
         r.add_header(header("Access-Control-Allow-Origin", "*"));
     }

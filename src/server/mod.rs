@@ -19,8 +19,8 @@ mod http;
 mod parked;
 
 use http::{
-    error_response, header, host_refusal, index_page, json_bytes, json_response, paced, preflight,
-    read_body, send,
+    error_response, header, host_refusal, index_page, json_answer, json_bytes, json_response,
+    paced, preflight, read_body, send,
 };
 
 /// Largest request body accepted (413 beyond, the body left unread).
@@ -282,12 +282,12 @@ impl Server {
                         crate::elog!(
                             "{api_path}: {} bytes in, {} out, {:.0} ms",
                             body.len(),
-                            answer.as_ref().map_or(0, Vec::len),
+                            answer.as_ref().map_or(0, crate::api::Answer::len),
                             started.elapsed().as_secs_f64() * 1000.0
                         );
                     }
                     match answer {
-                        Ok(text) => json_bytes(200, text, true),
+                        Ok(answer) => json_answer(200, answer),
                         Err(e) => error_response(&e),
                     }
                 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tiny_http::Request;
 
-use super::{Server, error_response, json_bytes, json_response};
+use super::{Server, error_response, json_answer, json_response};
 
 /// How often the loop polls downloads.
 pub const TICK: Duration = Duration::from_millis(25);
@@ -73,7 +73,7 @@ impl Server {
                     i += 1;
                     continue;
                 }
-                Ok(Some(Ok(text))) => json_bytes(200, text, true),
+                Ok(Some(Ok(answer))) => json_answer(200, answer),
                 Ok(Some(Err(e))) => error_response(&e),
                 Err(_) => json_response(
                     500,

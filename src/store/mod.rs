@@ -10,6 +10,7 @@ use paths::{Candidate, is_plain_name};
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::cli::SymbolOptions;
 use crate::debugid;
@@ -56,7 +57,7 @@ pub type OffsetMap<V> =
 /// re-symbolication, and a repeat is then a hash lookup and a copy.
 pub struct LoadedModule {
     module: Module,
-    memo: std::cell::RefCell<OffsetMap<Option<Rc<[u8]>>>>,
+    memo: std::cell::RefCell<OffsetMap<Option<Arc<[u8]>>>>,
     /// Bytes held by `memo`, entries included (for the cache bound).
     memo_bytes: std::cell::Cell<u64>,
     /// Set when a lookup panicked (a parser bug met a corrupt file): the module answers
@@ -122,7 +123,7 @@ impl LoadedModule {
         }
         let mut bytes = self.memo_bytes.get();
         for (o, s) in missing.into_iter().zip(found) {
-            let text: Option<Rc<[u8]>> = s.map(|s| encode(&s).into());
+            let text: Option<Arc<[u8]>> = s.map(|s| encode(&s).into());
             bytes += MEMO_ENTRY_COST + text.as_ref().map_or(0, |t| t.len() as u64);
             memo.insert(o, text);
         }
@@ -130,9 +131,10 @@ impl LoadedModule {
         Ok(())
     }
 
-    /// Hands the remembered answer for `offset` (`None`: nothing there) to `f`.
-    pub fn answer<R>(&self, offset: u64, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
-        f(self.memo.borrow().get(&offset).and_then(Option::as_deref))
+    /// The remembered answer for `offset` (`None`: nothing there). Shared, so that it is
+    /// sent from here (answers are written on other threads).
+    pub fn answer(&self, offset: u64) -> Option<Arc<[u8]>> {
+        self.memo.borrow().get(&offset).cloned().flatten()
     }
 
     fn guarded<R>(&self, run: impl FnOnce() -> R) -> Result<R, LoadError> {

@@ -442,7 +442,7 @@ where
                     let data_length = data_length.unwrap();
 
                     if data_length >= 1 {
-                        io::copy(&mut reader, &mut writer)?;
+                        copy_large(&mut reader, &mut writer, data_length)?;
                     }
                 }
 
@@ -570,5 +570,27 @@ impl Clone for Response<io::Empty> {
             data_length: self.data_length,
             chunked_threshold: self.chunked_threshold,
         }
+    }
+}
+
+/// PATCH: `io::copy` moves 8 KiB per write, 12 000 system calls for a 100 MB answer;
+/// big bodies go in writes of up to 256 KiB.
+fn copy_large<R: Read + ?Sized, W: Write>(
+    reader: &mut R,
+    writer: &mut W,
+    length: usize,
+) -> IoResult<()> {
+    if length <= 64 * 1024 {
+        return io::copy(reader, writer).map(|_| ());
+    }
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        writer.write_all(&buf[..n])?;
     }
 }
