@@ -181,3 +181,60 @@ fn macho_with_local_symbols_stripped() {
     check_macho("nodebug-arm64.dylib");
     check_macho("nodebug-x86_64.dylib");
 }
+
+/// The corpus's PE images alone, without their PDB: leaf functions, which `.pdata` does
+/// not list, are found by decoding the code. Starts compared with the PDB's procedures
+/// (the truth, from llvm-pdbutil).
+#[test]
+fn pe_leaf_functions_without_pdb_get_their_true_start() {
+    let files = common::truth_files("pe");
+    assert!(!files.is_empty());
+    let (mut inside, mut right, mut outside, mut none) = (0, 0, 0, 0);
+    let mut misses = Vec::new();
+    for file in files {
+        let t = common::Truth::load(&file);
+        let image = t.image();
+        let name = image.file_name().unwrap().to_str().unwrap().to_string();
+        let dir = scratch(&format!("pe-alone-{name}"));
+        let copy = dir.join(&name);
+        std::fs::copy(&image, &copy).unwrap();
+        let debug_name = t.header["module"]["pdb_path_in_image"]
+            .as_str()
+            .unwrap()
+            .rsplit('\\')
+            .next()
+            .unwrap()
+            .to_string();
+        let id = t.breakpad_id();
+        let lib = json!({"debugName": debug_name, "breakpadId": id, "name": name,
+            "path": copy, "debugPath": copy, "start": 0, "end": 1u64 << 40, "offset": 0});
+        let doc = json!({"meta": {"version": 27}, "libs": [lib], "threads": []});
+        let profile = dir.join("profile.json");
+        std::fs::write(&profile, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let server = Server::start(&["-q", profile.to_str().unwrap()]);
+        let offsets = t.offsets();
+        let r = server
+            .post_json("/symbolicate/v5", &job(&debug_name, &id, &offsets))
+            .json();
+        let frames = frames_of(&r["results"][0]);
+        for ((a, f), off) in t.addresses.iter().zip(&frames).zip(&offsets) {
+            let e = &a["expect"];
+            let got = f["function_offset"].as_str().map(|o| off - parse_hex(o));
+            if e["found"].as_bool() == Some(true) {
+                inside += 1;
+                let want = parse_hex(e["function_start"].as_str().unwrap());
+                if got == Some(want) {
+                    right += 1;
+                } else {
+                    misses.push(format!("{name} {off:#x}: want {want:#x}, got {got:x?}"));
+                }
+            } else {
+                outside += 1;
+                none += usize::from(got.is_none());
+            }
+        }
+    }
+    eprintln!("inside {right}/{inside} right start, outside {none}/{outside} none");
+    assert!(right * 100 >= inside * 99, "{misses:#?}");
+    assert!(none * 100 >= outside * 95);
+}

@@ -44,7 +44,8 @@ pub struct Range {
 }
 
 /// The functions of a PE image without its PDB: exports (unsized), `.pdata` ranges, and
-/// for code `.pdata` does not list, ranges found by the `int3` padding between functions.
+/// for code `.pdata` does not list (leaf functions), ranges found by the padding between
+/// functions, a NOP-padded start counting only where something refers to it.
 pub fn pe_table(
     file: &object::File<'_>,
     data: &[u8],
@@ -58,12 +59,25 @@ pub fn pe_table(
         let i = listed.partition_point(|r| r.0 <= a);
         i > 0 && a < listed[i - 1].1
     };
+    let mut known: Vec<u64> = exports.iter().map(|e| e.0).collect();
+    known.extend(listed.iter().map(|r| r.0));
+    known.push(file.entry());
+    data_pointers(file, code, &mut known);
+    known.sort_unstable();
+    known.dedup();
+    let mut listed_ends: Vec<u64> = listed.iter().map(|r| r.1).collect();
+    listed_ends.sort_unstable();
+    let mut scan = super::codescan::Scan::default();
+    let mut sections = Vec::new();
+    let bitness = if file.is_64() { 64 } else { 32 };
     for section in file.sections().filter(|s| s.kind() == SectionKind::Text) {
         if let Ok(bytes) = section.data() {
-            let found = super::unwind::pe_padding_ranges(bytes, section.address());
-            ranges.extend(found.into_iter().filter(|r| !inside_listed(r.start)));
+            scan.add_section(bytes, section.address(), bitness);
+            sections.push((section.address(), section.address() + bytes.len() as u64));
         }
     }
+    let found = scan.ranges(&sections, &known, &listed_ends);
+    ranges.extend(found.into_iter().filter(|r| !inside_listed(r.start)));
     FunctionTable::new(
         file.relative_address_base(),
         exports,
@@ -71,6 +85,26 @@ pub fn pe_table(
         Vec::new(),
         code,
     )
+}
+
+/// Code addresses stored in the image's data (vtables, callback tables): function starts.
+fn data_pointers(file: &object::File<'_>, code: &[(u64, u64)], into: &mut Vec<u64>) {
+    let in_code = |a: u64| code.iter().any(|&(s, e)| s <= a && a < e);
+    let wide = file.is_64();
+    for section in file.sections().filter(|s| s.kind() != SectionKind::Text) {
+        let Ok(bytes) = section.data() else { continue };
+        let size = if wide { 8 } else { 4 };
+        for w in bytes.chunks_exact(size) {
+            let v = if wide {
+                u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))
+            } else {
+                u64::from(u32::from_le_bytes(w.try_into().unwrap_or([0; 4])))
+            };
+            if in_code(v) {
+                into.push(v);
+            }
+        }
+    }
 }
 
 impl Range {

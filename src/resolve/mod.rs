@@ -3,6 +3,7 @@
 
 pub mod breakpad;
 pub mod bytes;
+pub mod codescan;
 pub mod dwarf;
 pub mod elf;
 pub mod funcs;

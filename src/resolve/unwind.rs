@@ -178,43 +178,6 @@ pub fn macho_function_starts(member: &[u8], text_vmaddr: u64) -> Vec<u64> {
     out
 }
 
-/// Functions of a PE code section found by their padding, for code that `.pdata` does not
-/// list (leaf functions, 32-bit images): MSVC and lld fill the gap before each 16-byte
-/// aligned function with `int3` (0xCC). A start is a 16-aligned byte after a run of 0xCC
-/// that is at least 2 long or follows a `ret` (a lone 0xCC byte may be an operand); the
-/// function ends where the run begins. The section's start is a start too.
-pub fn pe_padding_ranges(code: &[u8], addr: u64) -> Vec<Range> {
-    let mut starts = vec![0usize];
-    let mut ends = Vec::new();
-    let mut p = 16 - (addr % 16) as usize % 16;
-    while p < code.len() {
-        if code[p - 1] == 0xcc && code[p] != 0xcc {
-            let mut run = p - 1;
-            while run > 0 && code[run - 1] == 0xcc {
-                run -= 1;
-            }
-            let len = p - run;
-            if len >= 2 || (run > 0 && code[run - 1] == 0xc3) {
-                ends.push(run);
-                starts.push(p);
-            }
-        }
-        p += 16;
-    }
-    // The last function ends before the section's trailing padding.
-    let mut tail = code.len();
-    while tail > 0 && code[tail - 1] == 0xcc {
-        tail -= 1;
-    }
-    ends.push(tail.max(*starts.last().unwrap_or(&0)));
-    starts
-        .into_iter()
-        .zip(ends)
-        .filter(|(s, e)| e > s)
-        .map(|(s, e)| Range::new(addr + s as u64, addr + e as u64))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,25 +270,5 @@ mod tests {
         put(&mut m, 36, &16u32.to_le_bytes());
         put(&mut m, 40, &0xffff_0000u32.to_le_bytes());
         assert!(macho_function_starts(&m, 0).is_empty());
-    }
-
-    #[test]
-    fn padding_splits_functions() {
-        // f: 0x00..0x05 (ret), int3 padding, g at 0x10, ret + one int3, h at 0x20.
-        let mut code = vec![0x90u8; 0x30];
-        code[4] = 0xc3;
-        code[5..0x10].fill(0xcc);
-        code[0x1e] = 0xc3;
-        code[0x1f] = 0xcc;
-        code[0x2f] = 0xc3;
-        let r = pe_padding_ranges(&code, 0x1000);
-        assert_eq!(
-            r,
-            [
-                Range::new(0x1000, 0x1005),
-                Range::new(0x1010, 0x101f),
-                Range::new(0x1020, 0x1030)
-            ]
-        );
     }
 }
