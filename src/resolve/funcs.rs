@@ -31,7 +31,10 @@ pub fn elf_table(
     }
     symbols.extend(super::elf::plt::stubs(file));
     let ranges = super::unwind::elf_ranges(file);
-    FunctionTable::new(base, symbols, ranges, Vec::new(), &code_sections(file))
+    // The entry point is a function even where nothing else says so (the dynamic
+    // loader's assembly `_start` has neither symbol nor unwind entry once stripped).
+    let entry = Some(file.entry()).filter(|&e| e != 0).into_iter().collect();
+    FunctionTable::new(base, symbols, ranges, entry, &code_sections(file))
 }
 
 /// A function range from unwind information. `primary` is set for a part of a function
