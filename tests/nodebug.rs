@@ -350,3 +350,42 @@ fn stderr_says_where_symbols_came_from() {
     );
     assert_eq!(stderr(&["-q"]), "");
 }
+
+/// A stripped program whose entry point is assembly without unwind information (as the
+/// dynamic loader's `_start` is): the entry `readelf -h` gives is a function start.
+#[test]
+fn stripped_entry_point_without_unwind_entry_is_a_function() {
+    let dir = scratch("nodebug-entry");
+    let src = "__asm__(\".text\\n.globl _start\\n_start:\\n\\txor %edi,%edi\\n\\tmov $60,%eax\\n\\tsyscall\\n\\thlt\\n\");\n";
+    std::fs::write(dir.join("e.c"), src).unwrap();
+    let args = [
+        "-nostdlib",
+        "-static",
+        "-fno-asynchronous-unwind-tables",
+        "-Wl,--build-id",
+        "-o",
+        "entry",
+        "e.c",
+    ];
+    if run("gcc", &args, &dir).is_none() || run("strip", &["--strip-all", "entry"], &dir).is_none()
+    {
+        return;
+    }
+    let exe = dir.join("entry");
+    let header = run("readelf", &["-hl", exe.to_str().unwrap()], &dir).unwrap();
+    let entry = header
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Entry point address:"))
+        .map(|v| parse_hex(v.trim()))
+        .unwrap();
+    assert_eq!(
+        run("readelf", &["--debug-dump=frames", "entry"], &dir).map(|f| f.contains("FDE")),
+        Some(false),
+        "the test program must have no unwind entry"
+    );
+    let base = image_base(&exe);
+    let frames = ask(&exe, &[entry - base, entry - base + 2]);
+    for f in &frames {
+        assert_eq!(start_of(f), Some(entry - base), "{f}");
+    }
+}
