@@ -103,7 +103,7 @@ impl LoadedModule {
         offsets: &[u64],
         encode: impl Fn(&Symbolized) -> Vec<u8>,
     ) -> Result<(), LoadError> {
-        let missing: Vec<u64> = {
+        let mut missing: Vec<u64> = {
             let memo = self.memo.borrow();
             offsets
                 .iter()
@@ -114,13 +114,15 @@ impl LoadedModule {
         if missing.is_empty() {
             return Ok(());
         }
+        if self.memo.borrow().len() + missing.len() > MAX_MEMO {
+            // Starting over: every offset of this request is looked up again, and all of
+            // its answers are kept (even past the limit) until it is written.
+            self.memo.borrow_mut().clear();
+            self.memo_bytes.set(0);
+            missing = offsets.to_vec();
+        }
         let found = self.lookup_sorted(&missing)?;
         let mut memo = self.memo.borrow_mut();
-        // A request's own answers are all kept, even past the limit, until it is written.
-        if memo.len() + missing.len() > MAX_MEMO {
-            memo.clear();
-            self.memo_bytes.set(0);
-        }
         let mut bytes = self.memo_bytes.get();
         for (o, s) in missing.into_iter().zip(found) {
             let text: Option<Arc<[u8]>> = s.map(|s| encode(&s).into());
