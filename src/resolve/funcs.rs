@@ -30,11 +30,50 @@ pub fn elf_table(
         Err(e) => warnings.push(LoadError::new("MiniDebugInfo", path, e)),
     }
     symbols.extend(super::elf::plt::stubs(file));
+    // `DT_INIT`/`DT_FINI` name their functions even where `.symtab` is stripped and no
+    // FDE covers them (crti's `_init` has none).
+    for (addr, name) in init_fini(file) {
+        if !symbols.iter().any(|s| s.0 == addr) {
+            symbols.push((addr, 0, name.to_string()));
+        }
+    }
     let ranges = super::unwind::elf_ranges(file);
     // The entry point is a function even where nothing else says so (the dynamic
     // loader's assembly `_start` has neither symbol nor unwind entry once stripped).
     let entry = Some(file.entry()).filter(|&e| e != 0).into_iter().collect();
     FunctionTable::new(base, symbols, ranges, entry, &code_sections(file))
+}
+
+/// The `DT_INIT` and `DT_FINI` addresses of `.dynamic`.
+fn init_fini(file: &object::File<'_>) -> Vec<(u64, &'static str)> {
+    let Some(data) = file
+        .section_by_name(".dynamic")
+        .and_then(|s| s.data().ok())
+    else {
+        return Vec::new();
+    };
+    let word = if file.is_64() { 8 } else { 4 };
+    let read = |b: &[u8]| -> u64 {
+        let mut v = [0u8; 8];
+        if file.is_little_endian() {
+            v[..b.len()].copy_from_slice(b);
+            u64::from_le_bytes(v)
+        } else {
+            v[8 - b.len()..].copy_from_slice(b);
+            u64::from_be_bytes(v)
+        }
+    };
+    let mut out = Vec::new();
+    for entry in data.chunks_exact(2 * word) {
+        let (tag, value) = (read(&entry[..word]), read(&entry[word..]));
+        match tag {
+            0 => break, // DT_NULL
+            12 if value != 0 => out.push((value, "_init")),
+            13 if value != 0 => out.push((value, "_fini")),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// A function range from unwind information. `primary` is set for a part of a function
