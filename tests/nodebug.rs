@@ -389,3 +389,54 @@ fn stripped_entry_point_without_unwind_entry_is_a_function() {
         assert_eq!(start_of(f), Some(entry - base), "{f}");
     }
 }
+
+/// A profile's `[vdso]` has no file: it is answered from the server's own vDSO (the same
+/// image in every process of the machine). Expected values from `readelf -n` and `nm -D`
+/// on a copy of this test process's vDSO, read through /proc/self/mem.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+#[test]
+fn vdso_frames_are_named_from_the_servers_own_vdso() {
+    use std::io::{Read, Seek, SeekFrom};
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let Some(line) = maps.lines().find(|l| l.ends_with("[vdso]")) else {
+        println!("skipped: no vDSO");
+        return;
+    };
+    let range = line.split_whitespace().next().unwrap();
+    let (a, b) = range.split_once('-').unwrap();
+    let (a, b) = (parse_hex(a), parse_hex(b));
+    let mut image = vec![0u8; (b - a) as usize];
+    let mut mem = std::fs::File::open("/proc/self/mem").unwrap();
+    mem.seek(SeekFrom::Start(a)).unwrap();
+    mem.read_exact(&mut image).unwrap();
+    let dir = scratch("nodebug-vdso");
+    let copy = dir.join("vdso.so");
+    std::fs::write(&copy, &image).unwrap();
+    let id = debug_id(&copy);
+    let Some(nm) = run("nm", &["-D", "--defined-only", "vdso.so"], &dir) else {
+        return;
+    };
+    let (addr, name) = nm
+        .lines()
+        .filter_map(|l| {
+            let p: Vec<&str> = l.split_whitespace().collect();
+            (p.len() == 3 && p[1] == "T").then(|| (parse_hex(p[0]), p[2].to_string()))
+        })
+        .find(|(_, n)| n.contains("clock_gettime"))
+        .expect("nm lists a clock_gettime");
+    let base = image_base(&copy);
+    let answer = query_stdin(
+        &["-q", "/symbolicate/v5"],
+        &[],
+        &json!({ "jobs": [job("[vdso]", &id, &[addr - base])] }),
+    );
+    let frame = &frames_of(&answer["results"][0])[0];
+    assert_eq!(start_of(frame), Some(addr - base), "{frame}");
+    assert!(
+        frame["function"]
+            .as_str()
+            .unwrap()
+            .contains("clock_gettime"),
+        "{frame} (nm: {name})"
+    );
+}

@@ -62,6 +62,13 @@ pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 }
 
 impl FileBytes {
+    /// Bytes already in memory (the vDSO image).
+    pub fn from_vec(v: Vec<u8>) -> FileBytes {
+        FileBytes {
+            inner: Inner::Owned(v),
+        }
+    }
+
     /// Maps `path` (reads it on platforms without mmap, or when mapping fails).
     pub fn open(path: &Path) -> std::io::Result<FileBytes> {
         let file = open_regular(path)?;

@@ -46,10 +46,7 @@ pub fn elf_table(
 
 /// The `DT_INIT` and `DT_FINI` addresses of `.dynamic`.
 fn init_fini(file: &object::File<'_>) -> Vec<(u64, &'static str)> {
-    let Some(data) = file
-        .section_by_name(".dynamic")
-        .and_then(|s| s.data().ok())
-    else {
+    let Some(data) = file.section_by_name(".dynamic").and_then(|s| s.data().ok()) else {
         return Vec::new();
     };
     let word = if file.is_64() { 8 } else { 4 };

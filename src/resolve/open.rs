@@ -49,6 +49,13 @@ fn contained(
         .unwrap_or_else(|p| Err(LoadError::from_panic(&path.display().to_string(), &*p)))
 }
 
+/// An ELF image held in memory (this process's vDSO), shown as `ctx.path`.
+pub fn open_image(image: Vec<u8>, want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+    contained(ctx.path, || {
+        open_data(Rc::new(FileBytes::from_vec(image)), want, ctx)
+    })
+}
+
 fn open_file(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     let path = ctx.path;
     if path.extension().is_some_and(|e| e == "sym") {
@@ -58,6 +65,11 @@ fn open_file(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
         return Ok(Module::Breakpad(sym));
     }
     let data = Rc::new(FileBytes::open(path).map_err(|e| open_error(path, e))?);
+    open_data(data, want, ctx)
+}
+
+fn open_data(data: Rc<FileBytes>, want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+    let path = ctx.path;
     if data.starts_with(PDB_MAGIC) {
         return pe::load_pdb(data.to_vec(), want, ctx).map(Module::Pdb);
     }

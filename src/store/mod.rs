@@ -3,6 +3,7 @@
 
 pub mod codefile;
 mod paths;
+mod vdso;
 pub mod zip;
 
 pub use paths::parse_symbol_path;
@@ -294,6 +295,18 @@ impl SymbolStore {
                     .read(entry)
                     .map_err(|e| LoadError::new("ZipError", &shown, e))?;
                 resolve::open::open_bytes(data, &shown, breakpad_id)
+            }
+            Candidate::Vdso => {
+                let shown = Path::new("[vdso]");
+                let image = vdso::image()
+                    .ok_or_else(|| LoadError::new("NotFound", shown, "this system has no vDSO"))?;
+                let none = |_: &Path, _: Companion<'_>| Vec::new();
+                let ctx = LoadContext {
+                    path: shown,
+                    companions: &none,
+                    verbose: self.opts.verbose,
+                };
+                resolve::open::open_image(image, breakpad_id, &ctx)
             }
         }
     }

@@ -14,6 +14,9 @@ pub(super) enum Candidate {
     File(PathBuf),
     /// A member of a `--symbols-zip` archive (index into the store's archives).
     ZipEntry(usize, String),
+    /// This process's vDSO: the kernel maps the same image into every process, so the
+    /// profile's `[vdso]` is ours when the IDs match.
+    Vdso,
 }
 
 pub(super) fn is_plain_name(name: &str) -> bool {
@@ -155,6 +158,9 @@ impl SymbolStore {
                     files.push(dir.join(debug_name));
                 }
             }
+        }
+        if debug_name == "[vdso]" {
+            return vec![Candidate::Vdso];
         }
         let mut out: Vec<Candidate> = files.drain(..).map(Candidate::File).collect();
         // 3. Breakpad stores, zips, then symstores.
