@@ -420,11 +420,19 @@ fn fixture_case(file: &str) {
         &m,
         &funcs,
         &|f| {
-            sizes
-                .get(&f.start)
-                .copied()
-                .filter(|&s| s > 0)
-                .or_else(|| next_start.get(&f.start).map(|n| n - f.start))
+            sizes.get(&f.start).copied().filter(|&s| s > 0).or_else(|| {
+                // No size (PE exports): up to the next start, less the padding that
+                // follows the last instruction (padding is no function's).
+                next_start.get(&f.start)?;
+                let padding = f
+                    .insts
+                    .iter()
+                    .rev()
+                    .take_while(|i| i.1.starts_with("nop") || i.1.starts_with("int3"))
+                    .last()
+                    .map_or(next_start[&f.start], |i| i.0);
+                Some(padding - f.start)
+            })
         },
         &mut t,
     );
