@@ -79,15 +79,23 @@ impl Scan {
         known: &[u64],
         known_ends: &[u64],
     ) -> Vec<Range> {
-        for v in [&mut self.called, &mut self.jumped, &mut self.after_int3] {
+        for v in [
+            &mut self.called,
+            &mut self.jumped,
+            &mut self.after_int3,
+            &mut self.tails,
+        ] {
             v.sort_unstable();
             v.dedup();
         }
+        self.candidates.sort_unstable();
         let has = |v: &[u64], a: u64| v.binary_search(&a).is_ok();
         let mut out = Vec::new();
         for &(s, e) in sections {
             let mut start = s;
-            for &(c, pad) in self.candidates.iter().filter(|c| s < c.0 && c.0 < e) {
+            let from = self.candidates.partition_point(|c| c.0 <= s);
+            let to = self.candidates.partition_point(|c| c.0 < e);
+            for &(c, pad) in &self.candidates[from..to.max(from)] {
                 let split = has(&self.called, c)
                     || has(known, c)
                     || has(known_ends, pad)
@@ -101,12 +109,8 @@ impl Scan {
                 }
             }
             // The last function ends before the section's trailing padding.
-            let tail = self
-                .tails
-                .iter()
-                .copied()
-                .find(|&t| start < t && t <= e)
-                .unwrap_or(e);
+            let i = self.tails.partition_point(|&t| t <= start);
+            let tail = self.tails.get(i).copied().filter(|&t| t <= e).unwrap_or(e);
             if tail > start {
                 out.push(Range::new(start, tail));
             }

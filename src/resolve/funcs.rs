@@ -101,7 +101,10 @@ pub fn pe_table(
     let mut known: Vec<u64> = exports.iter().map(|e| e.0).collect();
     known.extend(listed.iter().map(|r| r.0));
     known.push(file.entry());
-    data_pointers(file, code, &mut known);
+    // Sections of a corrupt image may all claim the same bytes: what is read in all is
+    // bounded by twice the file (a real image's sections do not overlap).
+    let mut budget = data.len().saturating_mul(2);
+    data_pointers(file, code, &mut budget, &mut known);
     known.sort_unstable();
     known.dedup();
     let mut listed_ends: Vec<u64> = listed.iter().map(|r| r.1).collect();
@@ -109,8 +112,12 @@ pub fn pe_table(
     let mut scan = super::codescan::Scan::default();
     let mut sections = Vec::new();
     let bitness = if file.is_64() { 64 } else { 32 };
+    let mut budget = data.len().saturating_mul(2);
     for section in file.sections().filter(|s| s.kind() == SectionKind::Text) {
-        if let Ok(bytes) = section.data() {
+        if let Ok(bytes) = section.data()
+            && let Some(left) = budget.checked_sub(bytes.len())
+        {
+            budget = left;
             scan.add_section(bytes, section.address(), bitness);
             sections.push((section.address(), section.address() + bytes.len() as u64));
         }
@@ -127,11 +134,25 @@ pub fn pe_table(
 }
 
 /// Code addresses stored in the image's data (vtables, callback tables): function starts.
-fn data_pointers(file: &object::File<'_>, code: &[(u64, u64)], into: &mut Vec<u64>) {
-    let in_code = |a: u64| code.iter().any(|&(s, e)| s <= a && a < e);
+fn data_pointers(
+    file: &object::File<'_>,
+    code: &[(u64, u64)],
+    budget: &mut usize,
+    into: &mut Vec<u64>,
+) {
+    let mut code = code.to_vec();
+    code.sort_unstable();
+    let in_code = |a: u64| {
+        let i = code.partition_point(|r| r.0 <= a);
+        i > 0 && a < code[i - 1].1
+    };
     let wide = file.is_64();
     for section in file.sections().filter(|s| s.kind() != SectionKind::Text) {
         let Ok(bytes) = section.data() else { continue };
+        let Some(left) = budget.checked_sub(bytes.len()) else {
+            return;
+        };
+        *budget = left;
         let size = if wide { 8 } else { 4 };
         for w in bytes.chunks_exact(size) {
             let v = if wide {
