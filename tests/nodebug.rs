@@ -440,3 +440,27 @@ fn vdso_frames_are_named_from_the_servers_own_vdso() {
         "{frame} (nm: {name})"
     );
 }
+
+/// A stripped shared library: `DT_INIT` (from `readelf -d`) is named `_init`, although
+/// neither a symbol nor an FDE covers it.
+#[test]
+fn stripped_library_names_dt_init() {
+    let dir = scratch("nodebug-init");
+    let Some(lib) = build(&dir, "libinit.so", &["-fPIC", "-shared"]) else {
+        return;
+    };
+    if run("strip", &["--strip-all", "libinit.so"], &dir).is_none() {
+        return;
+    }
+    let dynamic = run("readelf", &["-d", "libinit.so"], &dir).unwrap();
+    let init = dynamic
+        .lines()
+        .find(|l| l.contains("(INIT)"))
+        .and_then(|l| l.split_whitespace().last())
+        .map(parse_hex)
+        .unwrap();
+    let base = image_base(&lib);
+    let frame = &ask(&lib, &[init - base])[0];
+    assert_eq!(frame["function"], "_init", "{frame}");
+    assert_eq!(start_of(frame), Some(init - base));
+}

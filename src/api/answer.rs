@@ -113,23 +113,21 @@ impl Read for AnswerReader {
 mod tests {
     use super::*;
 
-    #[test]
-    fn pieces_read_in_place_whatever_the_buffer_size() {
+    fn sample() -> Answer {
         let mut a = Answer::default();
         a.text().extend_from_slice(b"[1,");
         a.splice(Arc::from(&b"22"[..]));
         a.splice(Arc::from(&b""[..]));
         a.splice(Arc::from(&b",333"[..]));
         a.text().extend_from_slice(b",4]");
-        assert_eq!(a.len(), 12);
+        a
+    }
+
+    #[test]
+    fn pieces_read_in_place_whatever_the_buffer_size() {
+        assert_eq!(sample().len(), 12);
         for size in 1..14 {
-            let mut a2 = Answer::default();
-            a2.text().extend_from_slice(b"[1,");
-            a2.splice(Arc::from(&b"22"[..]));
-            a2.splice(Arc::from(&b""[..]));
-            a2.splice(Arc::from(&b",333"[..]));
-            a2.text().extend_from_slice(b",4]");
-            let mut r = a2.into_reader();
+            let mut r = sample().into_reader();
             let mut out = Vec::new();
             let mut buf = vec![0; size];
             loop {
@@ -141,6 +139,6 @@ mod tests {
             }
             assert_eq!(out, b"[1,22,333,4]", "buffer of {size}");
         }
-        assert_eq!(a.into_vec(), b"[1,22,333,4]");
+        assert_eq!(sample().into_vec(), b"[1,22,333,4]");
     }
 }

@@ -58,8 +58,10 @@ impl Scan {
                 None => {}
             }
             if padding.is_none()
-                && (matches!(m, Mnemonic::Ret | Mnemonic::Ud2 | Mnemonic::Int3)
-                    || (m == Mnemonic::Jmp))
+                && matches!(
+                    m,
+                    Mnemonic::Ret | Mnemonic::Ud2 | Mnemonic::Int3 | Mnemonic::Jmp
+                )
             {
                 padding = Some((ins.next_ip(), m == Mnemonic::Int3));
             }
