@@ -62,7 +62,7 @@ impl Module {
     /// Resolves module offsets, which must be sorted ascending (one pass per module).
     pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
         match self {
-            Module::Native(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
+            Module::Native(m) => m.lookup_sorted(offsets),
             Module::Pdb(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
             Module::Breakpad(m) => m.lookup_sorted(offsets),
             Module::Sidecar(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),

@@ -5,6 +5,8 @@ use super::dwarf::DwarfResolver;
 use super::funcs::FunctionTable;
 use super::{LoadError, Symbolized};
 
+const ONE_BY_ONE: &str = "PROFILER_SYMBOL_SERVER_ONE_BY_ONE";
+
 pub struct NativeModule {
     /// The file the debug information came from (a separate debug file, a dSYM's DWARF
     /// file, or the binary itself).
@@ -52,11 +54,48 @@ impl NativeModule {
 
     pub fn lookup(&self, offset: u64) -> Option<Symbolized> {
         let addr = self.base.checked_add(offset)?;
-        if !self.code.is_empty() && !self.code.iter().any(|&(s, e)| s <= addr && addr < e) {
+        if !self.in_code(addr) {
             return None;
         }
+        self.lookup_at(addr, None)
+    }
+
+    /// As [`Self::lookup`] for sorted offsets: DWARF is read once for all of them.
+    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
+        let addrs: Vec<Option<u64>> = offsets
+            .iter()
+            .map(|&o| self.base.checked_add(o).filter(|&a| self.in_code(a)))
+            .collect();
+        // PROFILER_SYMBOL_SERVER_ONE_BY_ONE: every address through addr2line alone (the
+        // reference the batch path is tested against; slower on big requests).
+        let batch = offsets.len() > 1 && std::env::var_os(ONE_BY_ONE).is_none();
+        let Some(d) = self.dwarf.as_ref().filter(|_| batch) else {
+            return addrs.iter().map(|a| self.lookup_at((*a)?, None)).collect();
+        };
+        let wanted: Vec<u64> = addrs.iter().flatten().copied().collect();
+        let mut batch = d
+            .lookup_batch(&wanted, &|entry| self.symbol_at(entry))
+            .into_iter();
+        addrs
+            .iter()
+            .map(|a| {
+                let a = (*a)?;
+                let known = batch.next().flatten();
+                self.lookup_at(a, known)
+            })
+            .collect()
+    }
+
+    fn in_code(&self, addr: u64) -> bool {
+        self.code.is_empty() || self.code.iter().any(|&(s, e)| s <= addr && addr < e)
+    }
+
+    /// `dwarf`: the DWARF answer when already known.
+    fn lookup_at(&self, addr: u64, dwarf: Option<Option<Symbolized>>) -> Option<Symbolized> {
         if let Some(d) = &self.dwarf {
-            if let Some(s) = d.lookup_named(addr, &|entry| self.symbol_at(entry)) {
+            let found =
+                dwarf.unwrap_or_else(|| d.lookup_named(addr, &|entry| self.symbol_at(entry)));
+            if let Some(s) = found {
                 return Some(s);
             }
             if self.unsized_symbols && d.covers(addr) {

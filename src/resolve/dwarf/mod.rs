@@ -1,9 +1,10 @@
 //! DWARF lookups on top of `addr2line`: the inline chain and lines come from its
 //! `Context`; the function's entry and size come from the subprogram DIE's ranges.
 
+mod batch;
 pub mod names;
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -65,10 +66,17 @@ pub struct Companions<'a, 'f> {
 
 pub struct DwarfResolver {
     ctx: addr2line::Context<R>,
+    /// The sections `ctx` reads, for the many-address path ([`Self::lookup_batch`]).
+    dwarf: Arc<gimli::Dwarf<R>>,
+    /// Its units and their ranges, listed on the first batch (`None`: unreadable).
+    units: OnceCell<Option<batch::Units>>,
     split: SplitDwarf,
     /// Demangled names by raw name, and file paths: demangling each frame of each
     /// address again was a fifth of the time of a cold request.
     names: RefCell<HashMap<Box<[u8]>, Text>>,
+    /// The same by where the raw name is in the file: most frames' names are asked many
+    /// times, and hashing a long mangled name each time showed in profiles.
+    names_at: RefCell<HashMap<(usize, usize), Text, Fast>>,
     files: RefCell<HashMap<Box<str>, Text>>,
     /// Qualified names rebuilt for subprograms without a linkage name.
     qualified: names::Names,
@@ -115,8 +123,12 @@ impl DwarfResolver {
                 Ok(backing.reader(sup(id.name())?, endian))
             })?;
         }
-        let ctx =
-            addr2line::Context::from_dwarf(dwarf).map_err(|e| format!("invalid DWARF: {e}"))?;
+        // Parsed once for addr2line's units and the batch path's (each unit's table).
+        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+        #[allow(clippy::arc_with_non_send_sync)]
+        let dwarf = Arc::new(dwarf);
+        let ctx = addr2line::Context::from_arc_dwarf(dwarf.clone())
+            .map_err(|e| format!("invalid DWARF: {e}"))?;
         let package = load_dwp(binary, endian, &backing).or_else(|| {
             // A package's sections inside the debug file itself (`.debug_info.dwo`...).
             let file = companions.package_in?;
@@ -125,12 +137,15 @@ impl DwarfResolver {
         });
         Ok(Some(DwarfResolver {
             ctx,
+            dwarf,
+            units: OnceCell::new(),
             split: SplitDwarf {
                 package,
                 binary_dir: binary.parent().map(Path::to_path_buf).unwrap_or_default(),
                 endian,
             },
             names: Default::default(),
+            names_at: Default::default(),
             files: Default::default(),
             qualified: Default::default(),
             backing,
@@ -181,18 +196,93 @@ impl DwarfResolver {
     ) -> Option<Symbolized> {
         let mut iter = self.finish(self.ctx.find_frames(addr)).ok()?;
         let mut frames = Vec::new();
+        // The unit's language, the same on every frame.
+        let mut language = None;
         while let Ok(Some(frame)) = iter.next() {
-            frames.push(frame);
+            if let Some(f) = &frame.function {
+                language = f.language;
+            }
+            let loc = frame.location.as_ref();
+            frames.push(Frame {
+                die: frame.dw_die_offset,
+                name: frame.function.map(|f| f.name),
+                file: loc.and_then(|l| l.file).map(|p| self.file(p)),
+                line: loc.and_then(|l| l.line),
+            });
         }
-        let outer = frames.last()?;
-        let die = outer.dw_die_offset?;
         let unit = self.finish(self.ctx.find_dwarf_and_unit(addr))?;
-        let (entry, size, part_start) = function_extent(&unit, die, addr)?;
-        let function = match outer.function.as_ref() {
+        self.symbolized(&unit, language, addr, &frames, symbol_at)
+    }
+
+    /// As [`Self::lookup_named`] for many sorted addresses, reading each unit they fall in
+    /// once. `None` for an address that [`Self::lookup_named`] must answer.
+    pub fn lookup_batch(
+        &self,
+        addrs: &[u64],
+        symbol_at: &dyn Fn(u64) -> Option<Text>,
+    ) -> Vec<Option<Option<Symbolized>>> {
+        let mut out: Vec<Option<Option<Symbolized>>> = (0..addrs.len()).map(|_| None).collect();
+        let units = self
+            .units
+            .get_or_init(|| batch::Units::parse(&self.dwarf).ok());
+        let Some(units) = units else {
+            return out;
+        };
+        let mut by_unit = Vec::new();
+        for (k, &a) in addrs.iter().enumerate() {
+            match units.cover(a) {
+                batch::Cover::Nowhere => out[k] = Some(None),
+                batch::Cover::Unit(u) => by_unit.push((u, k)),
+                batch::Cover::Several => {}
+            }
+        }
+        by_unit.sort_by_key(|&(u, _)| u);
+        let mut asks = Vec::new();
+        for group in by_unit.chunk_by(|a, b| a.0 == b.0) {
+            let entry = &units.units[group[0].0];
+            asks.clear();
+            asks.extend(group.iter().map(|&(_, k)| addrs[k]));
+            let answers = batch::unit_frames(&self.dwarf, units, entry, &asks, &|p| self.file(&p));
+            let unit = gimli::UnitRef::new(&self.dwarf, &entry.unit);
+            for (&(_, k), answer) in group.iter().zip(answers) {
+                let Some(frames) = answer else { continue };
+                let frames: Vec<Frame> = frames
+                    .into_iter()
+                    .map(|f| Frame {
+                        die: Some(f.die),
+                        name: f.name,
+                        file: f.file,
+                        line: f.line,
+                    })
+                    .collect();
+                let language = entry.lang;
+                out[k] = Some(self.symbolized(&unit, language, addrs[k], &frames, symbol_at));
+            }
+        }
+        out
+    }
+
+    /// The answer from an address's frames, innermost first, as addr2line gives them.
+    fn symbolized(
+        &self,
+        unit: &gimli::UnitRef<'_, R>,
+        language: Option<gimli::DwLang>,
+        addr: u64,
+        frames: &[Frame],
+        symbol_at: &dyn Fn(u64) -> Option<Text>,
+    ) -> Option<Symbolized> {
+        let named = |f: &Frame| {
+            f.name
+                .map(|name| addr2line::FunctionName { name, language })
+        };
+        let outer = frames.last()?;
+        let die = outer.die?;
+        let (entry, size, part_start) = function_extent(unit, die, addr)?;
+        let function = match named(outer).as_ref() {
             // A C++ function's symbol is mangled unless it is `extern "C"`: either way
             // the symbol is the name (llvm-symbolizer's answer too).
             Some(n) if self.unqualified(n) => symbol_at(entry)
-                .or_else(|| self.qualified.qualified(&unit, die))
+                .or_else(|| self.qualified.qualified(unit, die))
                 .or_else(|| self.name(n))?,
             Some(n) => self.name(n).or_else(|| symbol_at(entry))?,
             None => symbol_at(entry)?,
@@ -202,48 +292,51 @@ impl DwarfResolver {
         } else {
             addr - part_start
         };
-        let location = |f: &addr2line::Frame<'_, R>| {
-            let loc = f.location.as_ref();
-            (
-                loc.and_then(|l| l.file).map(|f| self.file(f)),
-                loc.and_then(|l| l.line),
-            )
-        };
-        let (file, line) = location(outer);
         let inlines = frames[..frames.len() - 1]
             .iter()
-            .map(|f| {
-                let (file, line) = location(f);
-                InlineFrame {
-                    // Inlined functions keep their DWARF name, qualified or not: with
-                    // abstract linkage names their origins still carry one, and
-                    // llvm-symbolizer gives the short name where none is.
-                    function: f.function.as_ref().and_then(|n| self.name(n)),
-                    file,
-                    line,
-                }
+            .map(|f| InlineFrame {
+                // Inlined functions keep their DWARF name, qualified or not: with
+                // abstract linkage names their origins still carry one, and
+                // llvm-symbolizer gives the short name where none is.
+                function: named(f).as_ref().and_then(|n| self.name(n)),
+                file: f.file.clone(),
+                line: f.line,
             })
             .collect();
         Some(Symbolized {
             function,
             function_offset,
             function_size: Some(size),
-            file,
-            line,
+            file: outer.file.clone(),
+            line: outer.line,
             inlines,
         })
     }
+}
+
+/// One frame of an address, innermost first: the subprogram's or inlined call's DIE, its
+/// raw name, and where the address (innermost) or the inner call (outer frames) is.
+struct Frame {
+    die: Option<gimli::UnitOffset<usize>>,
+    name: Option<R>,
+    file: Option<Text>,
+    line: Option<u32>,
 }
 
 impl DwarfResolver {
     /// The demangled name; by the unit's language, else by the name's shape (Objective-C++
     /// units, for one, carry Itanium names that the language alone does not announce).
     fn name(&self, name: &addr2line::FunctionName<R>) -> Option<Text> {
-        let raw = name.name.to_slice().ok()?;
-        if let Some(t) = self.names.borrow().get(&*raw) {
+        let raw = name.name.slice();
+        let at = (raw.as_ptr() as usize, raw.len());
+        if let Some(t) = self.names_at.borrow().get(&at) {
             return Some(t.clone());
         }
-        let text = String::from_utf8_lossy(&raw);
+        if let Some(t) = self.names.borrow().get(raw) {
+            self.names_at.borrow_mut().insert(at, t.clone());
+            return Some(t.clone());
+        }
+        let text = String::from_utf8_lossy(raw);
         let demangled: Text = name
             .language
             .and_then(|lang| addr2line::demangle(&text, lang))
@@ -252,6 +345,7 @@ impl DwarfResolver {
         self.names
             .borrow_mut()
             .insert(raw.into(), demangled.clone());
+        self.names_at.borrow_mut().insert(at, demangled.clone());
         Some(demangled)
     }
 
@@ -401,3 +495,27 @@ impl SplitDwarf {
         None
     }
 }
+
+/// A hasher for keys that are already well spread (addresses, offsets): one multiply per
+/// word instead of SipHash.
+#[derive(Default, Clone, Copy)]
+pub(super) struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+pub(super) type Fast = std::hash::BuildHasherDefault<FastHasher>;

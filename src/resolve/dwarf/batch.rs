@@ -1,0 +1,728 @@
+//! Many addresses at once. addr2line answers one address at a time from per-unit tables of
+//! every function, every inlined call of each function asked, every line row and every
+//! file path, built on first use: on a big binary, most of a cold request's time and
+//! memory. Here each unit holding asked addresses is read once, its DIEs and its line
+//! program, keeping only what those addresses need.
+//!
+//! The answers are addr2line's: the same unit, function, inline chain and row, found by the
+//! same binary searches over the same sorted ranges. Where its choice would depend on the
+//! order of equal keys (duplicate ranges), on a split-DWARF or supplementary file, or where
+//! its tables would fail to build, the address is left to addr2line (`None`).
+
+use std::num::NonZeroU64;
+
+use gimli::AttributeValue;
+
+use super::{Fast, R};
+use crate::resolve::Text;
+
+type URef<'a> = gimli::UnitRef<'a, R>;
+type Off = gimli::UnitOffset<usize>;
+
+/// One compilation unit as addr2line lists it.
+pub(super) struct UnitEntry {
+    offset: usize,
+    pub(super) unit: gimli::Unit<R>,
+    pub(super) lang: Option<gimli::DwLang>,
+}
+
+/// The units of a file and their address ranges (addr2line's `ResUnits`).
+pub(super) struct Units {
+    pub(super) units: Vec<UnitEntry>,
+    /// `(begin, end, unit)`, sorted by begin.
+    ranges: Vec<(u64, u64, usize)>,
+    /// The largest end among `ranges[..i]`: whether an earlier range also holds an address.
+    ends_before: Vec<u64>,
+}
+
+/// Where an address is.
+pub(super) enum Cover {
+    Nowhere,
+    Unit(usize),
+    /// Several units' ranges hold it: addr2line tries them in turn.
+    Several,
+}
+
+#[derive(Default)]
+struct RangeAttrs {
+    low: Option<u64>,
+    high: Option<u64>,
+    size: Option<u64>,
+    list: Option<gimli::RangeListsOffset<usize>>,
+}
+
+impl RangeAttrs {
+    fn take(&mut self, unit: &URef<'_>, attr: &gimli::Attribute<R>) -> gimli::Result<()> {
+        match attr.name() {
+            gimli::DW_AT_low_pc => match attr.value() {
+                AttributeValue::Addr(v) => self.low = Some(v),
+                AttributeValue::DebugAddrIndex(i) => self.low = Some(unit.address(i)?),
+                _ => {}
+            },
+            gimli::DW_AT_high_pc => match attr.value() {
+                AttributeValue::Addr(v) => self.high = Some(v),
+                AttributeValue::DebugAddrIndex(i) => self.high = Some(unit.address(i)?),
+                AttributeValue::Udata(v) => self.size = Some(v),
+                _ => {}
+            },
+            gimli::DW_AT_ranges => self.list = unit.attr_ranges_offset(attr.value())?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with each non-empty range; whether there was one.
+    fn each(&self, unit: &URef<'_>, mut f: impl FnMut(u64, u64)) -> gimli::Result<bool> {
+        let mut any = false;
+        let mut add = |b: u64, e: u64| {
+            if b < e {
+                f(b, e);
+                any = true;
+            }
+        };
+        if let Some(list) = self.list {
+            let mut it = unit.ranges(list)?;
+            while let Some(r) = it.next()? {
+                add(r.begin, r.end);
+            }
+        } else if let (Some(b), Some(e)) = (self.low, self.high) {
+            add(b, e);
+        } else if let (Some(b), Some(s)) = (self.low, self.size) {
+            add(b, b.wrapping_add(s));
+        }
+        Ok(any)
+    }
+}
+
+impl Units {
+    /// The same units and ranges as addr2line's context: `DW_AT_ranges`, else
+    /// `.debug_aranges`, else low/high pc, else the line program's sequences.
+    pub(super) fn parse(dwarf: &gimli::Dwarf<R>) -> gimli::Result<Units> {
+        let mut aranges = Vec::new();
+        let mut headers = dwarf.debug_aranges.headers();
+        while let Some(h) = headers.next()? {
+            aranges.push((h.debug_info_offset().0, h.offset()));
+        }
+        aranges.sort_unstable_by_key(|a| a.0);
+        let mut units = Vec::new();
+        let mut ranges = Vec::new();
+        let mut headers = dwarf.units();
+        while let Some(header) = headers.next()? {
+            let id = units.len();
+            let Some(offset) = header.debug_info_offset() else {
+                continue;
+            };
+            let mut need_range = match header.type_() {
+                gimli::UnitType::Type { .. } | gimli::UnitType::SplitType { .. } => continue,
+                gimli::UnitType::Partial => false,
+                _ => true,
+            };
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
+            };
+            let uref = URef::new(dwarf, &unit);
+            let mut lang = None;
+            if need_range {
+                let mut entries = uref.entries_raw(None)?;
+                let Some(abbrev) = entries.read_abbreviation()? else {
+                    continue;
+                };
+                let mut attrs = RangeAttrs::default();
+                for spec in abbrev.attributes() {
+                    let attr = entries.read_attribute(*spec)?;
+                    if attr.name() == gimli::DW_AT_language {
+                        if let AttributeValue::Language(v) = attr.value() {
+                            lang = Some(v);
+                        }
+                    } else {
+                        attrs.take(&uref, &attr)?;
+                    }
+                }
+                let found = match attrs.list {
+                    Some(_) => None,
+                    None => aranges.binary_search_by_key(&offset.0, |a| a.0).ok(),
+                };
+                if let Some(mut i) = found {
+                    while i > 0 && aranges[i - 1].0 == offset.0 {
+                        i -= 1;
+                    }
+                    for (_, at) in aranges[i..].iter().take_while(|a| a.0 == offset.0) {
+                        let mut entries = dwarf.debug_aranges.header(*at)?.entries();
+                        while let Some(e) = entries.next().transpose() {
+                            let Ok(e) = e else { continue };
+                            if e.length() != 0 {
+                                let r = e.range();
+                                ranges.push((r.begin, r.end, id));
+                                need_range = false;
+                            }
+                        }
+                    }
+                }
+                if need_range {
+                    need_range = !attrs.each(&uref, |b, e| ranges.push((b, e, id)))?;
+                }
+            }
+            if need_range && let Ok(Some(scan)) = scan_lines(&uref, &[]) {
+                ranges.extend(scan.sequences.iter().map(|&(b, e)| (b, e, id)));
+            }
+            units.push(UnitEntry {
+                offset: offset.0,
+                unit,
+                lang,
+            });
+        }
+        ranges.sort_unstable_by_key(|r| r.0);
+        let mut ends_before = Vec::with_capacity(ranges.len());
+        let mut max = 0;
+        for r in &ranges {
+            ends_before.push(max);
+            max = max.max(r.1);
+        }
+        Ok(Units {
+            units,
+            ranges,
+            ends_before,
+        })
+    }
+
+    pub(super) fn cover(&self, addr: u64) -> Cover {
+        let i = self.ranges.partition_point(|r| r.0 <= addr);
+        if i == 0 || self.ranges[i - 1].1 <= addr {
+            // No range starting at or before `addr` holds it unless an earlier, longer one.
+            return if self
+                .ends_before
+                .get(i.wrapping_sub(1))
+                .is_some_and(|&e| e > addr)
+            {
+                Cover::Several
+            } else {
+                Cover::Nowhere
+            };
+        }
+        if self.ends_before[i - 1] > addr {
+            return Cover::Several;
+        }
+        Cover::Unit(self.ranges[i - 1].2)
+    }
+
+    /// The unit holding a `.debug_info` offset (addr2line's `find_offset`).
+    fn holding(&self, offset: usize) -> Option<&UnitEntry> {
+        match self.units.binary_search_by_key(&offset, |u| u.offset) {
+            Ok(_) | Err(0) => None,
+            Err(i) => Some(&self.units[i - 1]),
+        }
+    }
+}
+
+/// A line table row: file index and line (0: none).
+type Row = (u64, u32);
+
+/// What a unit's line program says about some addresses.
+struct LineScan {
+    /// Every sequence's `[start, end)` in program order.
+    sequences: Vec<(u64, u64)>,
+    /// Per address asked: `(sequence, row)` where its sequence holds it, the row being
+    /// `None` when the address precedes the sequence's first row.
+    found: Vec<Option<(usize, Option<Row>)>>,
+    /// Per address asked: more than one sequence holds it.
+    several: Vec<bool>,
+}
+
+/// Runs the line program once, as addr2line's `Lines::parse` reads it (rows at one
+/// address merged, the last one kept; empty sequences dropped) but keeping only the rows
+/// the sorted `asks` fall on. `Ok(None)` when the unit has no line program; `Err` where
+/// addr2line's table would fail (bad program or file entry).
+fn scan_lines(unit: &URef<'_>, asks: &[u64]) -> gimli::Result<Option<LineScan>> {
+    let Some(program) = unit.line_program.clone() else {
+        return Ok(None);
+    };
+    let mut rows = program.rows();
+    let mut seq: Vec<(u64, u64, u32)> = Vec::new();
+    let mut scan = LineScan {
+        sequences: Vec::new(),
+        found: vec![None; asks.len()],
+        several: vec![false; asks.len()],
+    };
+    while let Some((_, row)) = rows.next_row()? {
+        if row.end_sequence() {
+            if let Some(&(start, _, _)) = seq.first() {
+                let end = row.address();
+                if start < end {
+                    let id = scan.sequences.len();
+                    scan.sequences.push((start, end));
+                    let lo = asks.partition_point(|&a| a < start);
+                    for (k, &a) in asks.iter().enumerate().skip(lo) {
+                        if a >= end {
+                            break;
+                        }
+                        let at = match seq.binary_search_by(|r| r.0.cmp(&a)) {
+                            Ok(x) => Some(x),
+                            Err(0) => None,
+                            Err(x) => Some(x - 1),
+                        };
+                        let row = at.map(|x| (seq[x].1, seq[x].2));
+                        if scan.found[k].is_some() {
+                            scan.several[k] = true;
+                        }
+                        scan.found[k] = Some((id, row));
+                    }
+                }
+                seq.clear();
+            }
+            continue;
+        }
+        let address = row.address();
+        let file = row.file_index();
+        let line = row.line().map(NonZeroU64::get).unwrap_or(0) as u32;
+        if let Some(last) = seq.last_mut()
+            && last.0 == address
+        {
+            last.1 = file;
+            last.2 = line;
+            continue;
+        }
+        seq.push((address, file, line));
+    }
+    // addr2line renders every file path of the table and fails the unit if one fails.
+    let header = rows.header();
+    let mut index = if header.file(0).is_some() { 0 } else { 1 };
+    while let Some(file) = header.file(index) {
+        if file.directory_index() != 0
+            && let Some(dir) = file.directory(header)
+        {
+            unit.attr_string(dir)?;
+        }
+        unit.attr_string(file.path_name())?;
+        index += 1;
+    }
+    Ok(Some(scan))
+}
+
+/// addr2line's path for a file index of the unit's line table (`Lines::file`).
+fn file_path(unit: &URef<'_>, index: u64) -> Option<String> {
+    let header = unit.line_program.as_ref()?.header();
+    let Some(file) = header.file(index) else {
+        return (index == 0).then(String::new);
+    };
+    let mut path = match &unit.comp_dir {
+        Some(dir) => dir.to_string_lossy().into_owned(),
+        None => String::new(),
+    };
+    if file.directory_index() != 0
+        && let Some(dir) = file.directory(header)
+    {
+        path_push(&mut path, &unit.attr_string(dir).ok()?.to_string_lossy());
+    }
+    path_push(
+        &mut path,
+        &unit.attr_string(file.path_name()).ok()?.to_string_lossy(),
+    );
+    Some(path)
+}
+
+fn path_push(path: &mut String, p: &str) {
+    let forward = |p: &str| p.starts_with('/') || p.get(1..3) == Some(":/");
+    let backward = |p: &str| p.starts_with('\\') || p.get(1..3) == Some(":\\");
+    if forward(p) || backward(p) {
+        *path = p.to_string();
+    } else {
+        let sep = if backward(path) { '\\' } else { '/' };
+        if !path.is_empty() && !path.ends_with(sep) {
+            path.push(sep);
+        }
+        path.push_str(p);
+    }
+}
+
+/// A subprogram holding an address asked, and its inlined calls' ranges:
+/// `(inline depth, begin, end, DIE)`.
+struct Candidate {
+    die: Off,
+    inlines: Vec<(usize, u64, u64, Off)>,
+}
+
+/// One frame as addr2line's `FrameIter` gives it, innermost first.
+pub(super) struct Frame {
+    pub die: Off,
+    pub name: Option<R>,
+    pub file: Option<Text>,
+    pub line: Option<u32>,
+}
+
+/// An address's answer from its unit: `Some(frames)` (empty: no function), `None`:
+/// addr2line decides.
+pub(super) type Answer = Option<Vec<Frame>>;
+
+/// The frames of the sorted `asks`, all in `unit` (the only unit holding each).
+pub(super) fn unit_frames(
+    dwarf: &gimli::Dwarf<R>,
+    units: &Units,
+    entry: &UnitEntry,
+    asks: &[u64],
+    intern: &dyn Fn(String) -> Text,
+) -> Vec<Answer> {
+    let unknown = || (0..asks.len()).map(|_| None).collect();
+    if entry.unit.dwo_id.is_some() {
+        return unknown();
+    }
+    let unit = URef::new(dwarf, &entry.unit);
+    let Ok((subs, funcs, cands)) = walk(&unit, asks) else {
+        return unknown();
+    };
+    let Ok(lines) = scan_lines(&unit, asks) else {
+        return unknown();
+    };
+    // The sequences as addr2line sorts them; equal starts make its order arbitrary.
+    let mut sorted: Vec<(u64, u64, usize)> = lines.as_ref().map_or(Vec::new(), |l| {
+        l.sequences
+            .iter()
+            .enumerate()
+            .map(|(i, &(b, e))| (b, e, i))
+            .collect()
+    });
+    sorted.sort_unstable_by_key(|s| s.0);
+    let seq_dup = duplicated(&sorted, |s| s.0);
+    let sub_dup = duplicated(&subs, |s| s.0);
+    let mut files: Vec<(u64, Option<Text>)> = Vec::new();
+    let mut file = |index: u64| -> Option<Text> {
+        if let Some((_, f)) = files.iter().find(|f| f.0 == index) {
+            return f.clone();
+        }
+        let f = file_path(&unit, index).map(intern);
+        files.push((index, f.clone()));
+        f
+    };
+    // Each DIE read once per unit: many addresses share a function and its inlines.
+    let mut dies: std::collections::HashMap<usize, DieInfo, Fast> = Default::default();
+    let mut info = |die: Off| -> Option<DieInfo> {
+        if let Some(d) = dies.get(&die.0) {
+            return Some(*d);
+        }
+        let d = die_info(units, dwarf, &unit, die).ok()?;
+        dies.insert(die.0, d);
+        Some(d)
+    };
+    asks.iter()
+        .enumerate()
+        .map(|(k, &a)| {
+            let f = find(&subs, a);
+            if inside_duplicate(&subs, &sub_dup, a) {
+                return None;
+            }
+            // The line table's row, as `Lines::find_location` finds it.
+            let location = match &lines {
+                None => None,
+                Some(l) => {
+                    if l.several[k] || inside_duplicate(&sorted, &seq_dup, a) {
+                        return None;
+                    }
+                    match find(&sorted, a) {
+                        None => None,
+                        Some(seq) => match l.found[k] {
+                            Some((id, row)) if id == seq => row,
+                            _ => return None,
+                        },
+                    }
+                }
+            };
+            let Some(f) = f else {
+                return Some(Vec::new());
+            };
+            let cand = &cands[funcs[f]?];
+            let chain = inline_chain(&cand.inlines, a)?;
+            let mut frames = Vec::with_capacity(chain.len() + 1);
+            let mut loc = location.map(|(idx, line)| (file(idx), (line != 0).then_some(line)));
+            for &die in chain.iter().rev() {
+                let d = info(die)?;
+                let (file_now, line_now) = loc.take().unwrap_or((None, None));
+                frames.push(Frame {
+                    die,
+                    name: d.name,
+                    file: file_now,
+                    line: line_now,
+                });
+                let call_file = d
+                    .call_file
+                    .and_then(|i| lines.as_ref().and_then(|_| file(i)));
+                loc = Some((call_file, (d.call_line != 0).then_some(d.call_line)));
+            }
+            let d = info(cand.die)?;
+            let (file_now, line_now) = loc.take().unwrap_or((None, None));
+            frames.push(Frame {
+                die: cand.die,
+                name: d.name,
+                file: file_now,
+                line: line_now,
+            });
+            Some(frames)
+        })
+        .collect()
+}
+
+/// What the range holding `probe` carries, by addr2line's binary search over ranges
+/// sorted by begin (which may miss one where ranges overlap, as addr2line does).
+fn find<T: Copy>(ranges: &[(u64, u64, T)], probe: u64) -> Option<T> {
+    ranges
+        .binary_search_by(|r| {
+            if probe < r.0 {
+                std::cmp::Ordering::Greater
+            } else if probe >= r.1 {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .ok()
+        .map(|i| ranges[i].2)
+}
+
+/// Per sorted range: whether another has the same key (their order is the sort's choice).
+fn duplicated<T>(sorted: &[T], key: impl Fn(&T) -> u64) -> Vec<usize> {
+    (0..sorted.len())
+        .filter(|&i| {
+            (i > 0 && key(&sorted[i - 1]) == key(&sorted[i]))
+                || (i + 1 < sorted.len() && key(&sorted[i + 1]) == key(&sorted[i]))
+        })
+        .collect()
+}
+
+/// Whether `probe` is in a range whose place among equal keys decides the answer.
+fn inside_duplicate<T>(sorted: &[(u64, u64, T)], dup: &[usize], probe: u64) -> bool {
+    dup.iter()
+        .any(|&i| sorted[i].0 <= probe && probe < sorted[i].1)
+}
+
+/// addr2line's `find_inlined_functions`: outermost first. `None` when equal keys make its
+/// answer the sort's choice.
+fn inline_chain(inlines: &[(usize, u64, u64, Off)], probe: u64) -> Option<Vec<Off>> {
+    for (i, r) in inlines.iter().enumerate() {
+        let same = |j: usize| inlines.get(j).is_some_and(|o| (o.0, o.1) == (r.0, r.1));
+        if r.1 <= probe && probe < r.2 && (same(i + 1) || (i > 0 && same(i - 1))) {
+            return None;
+        }
+    }
+    let mut chain = Vec::new();
+    let mut rest = inlines;
+    loop {
+        let depth = chain.len();
+        let at = rest.binary_search_by(|r| {
+            use std::cmp::Ordering::*;
+            if r.0 > depth {
+                Greater
+            } else if r.0 < depth {
+                Less
+            } else if r.1 > probe {
+                Greater
+            } else if r.2 <= probe {
+                Less
+            } else {
+                Equal
+            }
+        });
+        match at {
+            Ok(i) => {
+                chain.push(rest[i].3);
+                rest = &rest[i + 1..];
+            }
+            Err(_) => return Some(chain),
+        }
+    }
+}
+
+/// Subprogram ranges `(begin, end, function)` sorted by begin; per function the
+/// candidate it is, if it holds an address asked; the candidates.
+type Walked = (Vec<(u64, u64, usize)>, Vec<Option<usize>>, Vec<Candidate>);
+
+/// One pass over the unit's DIEs: every subprogram's ranges (addr2line's `Functions`),
+/// and the inlined calls inside those that hold an address asked (its `Function`).
+fn walk(unit: &URef<'_>, asks: &[u64]) -> gimli::Result<Walked> {
+    let holds_ask = |b: u64, e: u64| {
+        let i = asks.partition_point(|&a| a < b);
+        i < asks.len() && asks[i] < e
+    };
+    let mut subs = Vec::new();
+    let mut funcs: Vec<Option<usize>> = Vec::new();
+    let mut cands: Vec<Candidate> = Vec::new();
+    // Open subprograms and inlined calls: (depth, the candidate and inline depth of
+    // what is below it).
+    let mut open: Vec<(isize, Option<usize>, usize)> = Vec::new();
+    let mut context: (Option<usize>, usize) = (None, 0);
+    let mut entries = unit.entries_raw(None)?;
+    while !entries.is_empty() {
+        let depth = entries.next_depth();
+        while open.last().is_some_and(|o| o.0 >= depth) {
+            open.pop();
+            context = open.last().map_or((None, 0), |o| (o.1, o.2));
+        }
+        let offset = entries.next_offset();
+        let Some(abbrev) = entries.read_abbreviation()? else {
+            continue;
+        };
+        match abbrev.tag() {
+            gimli::DW_TAG_subprogram => {
+                let mut attrs = RangeAttrs::default();
+                for spec in abbrev.attributes() {
+                    attrs.take(unit, &entries.read_attribute(*spec)?)?;
+                }
+                let index = funcs.len();
+                let mut asked = false;
+                let has = attrs.each(unit, |b, e| {
+                    subs.push((b, e, index));
+                    asked |= holds_ask(b, e);
+                })?;
+                let mut cand = None;
+                if has {
+                    if asked {
+                        cand = Some(cands.len());
+                        cands.push(Candidate {
+                            die: offset,
+                            inlines: Vec::new(),
+                        });
+                    }
+                    funcs.push(cand);
+                }
+                context = (cand, 0);
+                open.push((depth, context.0, context.1));
+            }
+            gimli::DW_TAG_inlined_subroutine => {
+                let (Some(c), inline_depth) = context else {
+                    entries.skip_attributes(abbrev.attributes())?;
+                    continue;
+                };
+                let mut attrs = RangeAttrs::default();
+                for spec in abbrev.attributes() {
+                    attrs.take(unit, &entries.read_attribute(*spec)?)?;
+                }
+                let list = &mut cands[c].inlines;
+                attrs.each(unit, |b, e| list.push((inline_depth, b, e, offset)))?;
+                context = (Some(c), inline_depth + 1);
+                open.push((depth, context.0, context.1));
+            }
+            _ => entries.skip_attributes(abbrev.attributes())?,
+        }
+    }
+    subs.sort_unstable_by_key(|s| s.0);
+    for c in &mut cands {
+        c.inlines.sort_unstable_by_key(|r| (r.0, r.1));
+    }
+    Ok((subs, funcs, cands))
+}
+
+#[derive(Clone, Copy)]
+struct DieInfo {
+    name: Option<R>,
+    call_file: Option<u64>,
+    call_line: u32,
+}
+
+/// A subprogram's or inlined call's name, call file and line, as addr2line reads them.
+fn die_info(
+    units: &Units,
+    dwarf: &gimli::Dwarf<R>,
+    unit: &URef<'_>,
+    die: Off,
+) -> gimli::Result<DieInfo> {
+    let mut entries = unit.entries_raw(Some(die))?;
+    let abbrev = entries
+        .read_abbreviation()?
+        .ok_or(gimli::Error::NoEntryAtGivenOffset(die.0 as u64))?;
+    let mut info = DieInfo {
+        name: None,
+        call_file: None,
+        call_line: 0,
+    };
+    for spec in abbrev.attributes() {
+        let attr = entries.read_attribute(*spec)?;
+        match attr.name() {
+            gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                if let Ok(v) = unit.attr_string(attr.value()) {
+                    info.name = Some(v);
+                }
+            }
+            gimli::DW_AT_name if info.name.is_none() => {
+                info.name = unit.attr_string(attr.value()).ok();
+            }
+            gimli::DW_AT_abstract_origin | gimli::DW_AT_specification if info.name.is_none() => {
+                info.name = name_attr(units, dwarf, unit, attr.value(), 16)?;
+            }
+            gimli::DW_AT_call_file => {
+                // DWARF 5 numbers files from 0; before, 0 meant none.
+                if let AttributeValue::FileIndex(fi) = attr.value()
+                    && (fi > 0 || unit.header.version() >= 5)
+                {
+                    info.call_file = Some(fi);
+                }
+            }
+            gimli::DW_AT_call_line => info.call_line = attr.udata_value().unwrap_or(0) as u32,
+            _ => {}
+        }
+    }
+    Ok(info)
+}
+
+fn name_attr(
+    units: &Units,
+    dwarf: &gimli::Dwarf<R>,
+    unit: &URef<'_>,
+    value: AttributeValue<R>,
+    limit: usize,
+) -> gimli::Result<Option<R>> {
+    if limit == 0 {
+        return Ok(None);
+    }
+    match value {
+        AttributeValue::UnitRef(offset) => name_entry(units, dwarf, unit, offset, limit),
+        AttributeValue::DebugInfoRef(dr) => {
+            let missing = gimli::Error::NoEntryAtGivenOffset(dr.0 as u64);
+            let other = units.holding(dr.0).ok_or(missing)?;
+            let offset = dr.to_unit_offset(&other.unit.header).ok_or(missing)?;
+            name_entry(units, dwarf, &URef::new(dwarf, &other.unit), offset, limit)
+        }
+        // In the supplementary file: left to addr2line.
+        AttributeValue::DebugInfoRefSup(_) if dwarf.sup.is_some() => {
+            Err(gimli::Error::NoEntryAtGivenOffset(0))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn name_entry(
+    units: &Units,
+    dwarf: &gimli::Dwarf<R>,
+    unit: &URef<'_>,
+    offset: Off,
+    limit: usize,
+) -> gimli::Result<Option<R>> {
+    let mut entries = unit.entries_raw(Some(offset))?;
+    let abbrev = entries
+        .read_abbreviation()?
+        .ok_or(gimli::Error::NoEntryAtGivenOffset(offset.0 as u64))?;
+    let mut name = None;
+    let mut next = None;
+    for spec in abbrev.attributes() {
+        let attr = entries.read_attribute(*spec)?;
+        match attr.name() {
+            gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                if let Ok(v) = unit.attr_string(attr.value()) {
+                    return Ok(Some(v));
+                }
+            }
+            gimli::DW_AT_name => {
+                if let Ok(v) = unit.attr_string(attr.value()) {
+                    name = Some(v);
+                }
+            }
+            gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => {
+                next = Some(attr.value());
+            }
+            _ => {}
+        }
+    }
+    if name.is_some() {
+        return Ok(name);
+    }
+    match next {
+        Some(next) => name_attr(units, dwarf, unit, next, limit - 1),
+        None => Ok(None),
+    }
+}
