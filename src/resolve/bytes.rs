@@ -107,6 +107,38 @@ impl FileBytes {
     }
 }
 
+impl FileBytes {
+    /// Gives back to the kernel the whole pages of `part` (a range of this file) when
+    /// mapped: a module read once per request keeps only what it reads again in memory.
+    /// The pages stay mapped; reading them again faults the file's bytes back in.
+    pub fn release(&self, part: &[u8]) {
+        #[cfg(unix)]
+        if let Inner::Mapped { ptr, len } = self.inner {
+            let base = ptr as usize;
+            let (at, end) = (part.as_ptr() as usize, part.as_ptr() as usize + part.len());
+            if at < base || end > base + len {
+                return;
+            }
+            let page = 4096usize.max(unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize);
+            let start = at.div_ceil(page) * page;
+            let stop = end / page * page;
+            if stop > start {
+                // SAFETY: whole pages inside our private, read-only file mapping: dropping
+                // them loses nothing (they were never written), later reads refault them.
+                unsafe {
+                    libc::madvise(
+                        start as *mut libc::c_void,
+                        stop - start,
+                        libc::MADV_DONTNEED,
+                    );
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = part;
+    }
+}
+
 impl Deref for FileBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
@@ -155,6 +187,15 @@ impl Bytes {
             }
         } else {
             Bytes::Owned(part.into())
+        }
+    }
+}
+
+impl Bytes {
+    /// See [`FileBytes::release`]; nothing for owned bytes.
+    pub fn release(&self, part: &[u8]) {
+        if let Bytes::InFile { file, .. } = self {
+            file.release(part);
         }
     }
 }

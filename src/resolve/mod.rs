@@ -69,6 +69,20 @@ impl Module {
         }
     }
 
+    /// As [`Self::lookup_sorted`], handing each answer to `found` with the index of its
+    /// offset, in any order, as soon as it is known: a big request's answers need not all
+    /// be held at once.
+    pub fn lookup_each(&self, offsets: &[u64], found: &mut dyn FnMut(usize, Option<Symbolized>)) {
+        match self {
+            Module::Native(m) => m.lookup_each(offsets, found),
+            _ => {
+                for (i, s) in self.lookup_sorted(offsets).into_iter().enumerate() {
+                    found(i, s);
+                }
+            }
+        }
+    }
+
     /// The local debug file behind this module, for serving sources; `None` when the
     /// module came from a Breakpad file or a sidecar (whose paths need not be this
     /// machine's).

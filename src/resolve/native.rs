@@ -62,28 +62,40 @@ impl NativeModule {
 
     /// As [`Self::lookup`] for sorted offsets: DWARF is read once for all of them.
     pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
-        let addrs: Vec<Option<u64>> = offsets
+        let mut out: Vec<Option<Symbolized>> = (0..offsets.len()).map(|_| None).collect();
+        self.lookup_each(offsets, &mut |i, s| out[i] = s);
+        out
+    }
+
+    /// As [`Self::lookup_sorted`], each answer handed to `found` with its offset's index
+    /// as soon as it is known.
+    pub fn lookup_each(&self, offsets: &[u64], found: &mut dyn FnMut(usize, Option<Symbolized>)) {
+        let addrs: Vec<(usize, u64)> = offsets
             .iter()
-            .map(|&o| self.base.checked_add(o).filter(|&a| self.in_code(a)))
+            .enumerate()
+            .filter_map(|(i, &o)| Some((i, self.base.checked_add(o).filter(|&a| self.in_code(a))?)))
             .collect();
         // PROFILER_SYMBOL_SERVER_ONE_BY_ONE: every address through addr2line alone (the
         // reference the batch path is tested against; slower on big requests).
         let batch = offsets.len() > 1 && std::env::var_os(ONE_BY_ONE).is_none();
-        let Some(d) = self.dwarf.as_ref().filter(|_| batch) else {
-            return addrs.iter().map(|a| self.lookup_at((*a)?, None)).collect();
-        };
-        let wanted: Vec<u64> = addrs.iter().flatten().copied().collect();
-        let mut batch = d
-            .lookup_batch(&wanted, &|entry| self.symbol_at(entry))
-            .into_iter();
-        addrs
-            .iter()
-            .map(|a| {
-                let a = (*a)?;
-                let known = batch.next().flatten();
-                self.lookup_at(a, known)
-            })
-            .collect()
+        let mut left: Vec<usize> = (0..addrs.len()).collect();
+        if let Some(d) = self.dwarf.as_ref().filter(|_| batch) {
+            let wanted: Vec<u64> = addrs.iter().map(|a| a.1).collect();
+            left = d.lookup_batch(&wanted, &|entry| self.symbol_at(entry), &mut |k, known| {
+                found(addrs[k].0, self.lookup_at(addrs[k].1, Some(known)))
+            });
+        }
+        for k in left {
+            found(addrs[k].0, self.lookup_at(addrs[k].1, None));
+        }
+        let mut asked = addrs.iter().map(|a| a.0).peekable();
+        for i in 0..offsets.len() {
+            if asked.peek() == Some(&i) {
+                asked.next();
+            } else {
+                found(i, None);
+            }
+        }
     }
 
     fn in_code(&self, addr: u64) -> bool {

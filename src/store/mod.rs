@@ -122,16 +122,16 @@ impl LoadedModule {
             self.memo_bytes.set(0);
             missing = offsets.to_vec();
         }
-        let found = self.lookup_sorted(&missing)?;
-        let mut memo = self.memo.borrow_mut();
-        let mut bytes = self.memo_bytes.get();
-        for (o, s) in missing.into_iter().zip(found) {
-            let text: Option<Arc<[u8]>> = s.map(|s| encode(&s).into());
-            bytes += MEMO_ENTRY_COST + text.as_ref().map_or(0, |t| t.len() as u64);
-            memo.insert(o, text);
-        }
-        self.memo_bytes.set(bytes);
-        Ok(())
+        // Each answer is encoded as it comes: a big request's answers are never all held
+        // as structures at once.
+        self.guarded(|| {
+            self.module.lookup_each(&missing, &mut |i, s| {
+                let text: Option<Arc<[u8]>> = s.map(|s| encode(&s).into());
+                let cost = MEMO_ENTRY_COST + text.as_ref().map_or(0, |t| t.len() as u64);
+                self.memo_bytes.set(self.memo_bytes.get() + cost);
+                self.memo.borrow_mut().insert(missing[i], text);
+            })
+        })
     }
 
     /// The remembered answer for `offset` (`None`: nothing there). Shared, so that it is

@@ -726,3 +726,28 @@ fn name_entry(
         None => Ok(None),
     }
 }
+
+/// The bytes of a unit's DIEs and of its line program.
+pub(super) fn unit_bytes<'a>(dwarf: &'a gimli::Dwarf<R>, unit: &gimli::Unit<R>) -> Vec<&'a [u8]> {
+    let mut out = Vec::new();
+    let part =
+        |section: &'a [u8], start: usize, len: usize| section.get(start..start.checked_add(len)?);
+    if let Some(at) = unit.header.debug_info_offset() {
+        let len = unit.header.length_including_self();
+        out.extend(part(
+            gimli::Section::reader(&dwarf.debug_info).slice(),
+            at.0,
+            len,
+        ));
+    }
+    if let Some(program) = &unit.line_program {
+        let header = program.header();
+        let len = header.unit_length() + header.encoding().format.initial_length_size() as usize;
+        out.extend(part(
+            gimli::Section::reader(&dwarf.debug_line).slice(),
+            header.offset().0,
+            len,
+        ));
+    }
+    out
+}

@@ -33,6 +33,18 @@ struct Backing {
 }
 
 impl Backing {
+    /// Releases the mapped pages of `part` (see [`Bytes::release`]).
+    fn release(&self, part: &[u8]) {
+        let at = part.as_ptr() as usize;
+        for b in self.held.borrow().iter() {
+            let base = b.as_ptr() as usize;
+            if at >= base && at + part.len() <= base + b.len() {
+                b.release(part);
+                return;
+            }
+        }
+    }
+
     fn reader(&self, data: Option<Bytes>, endian: RunTimeEndian) -> R {
         let Some(data) = data else {
             return EndianSlice::new(&[], endian);
@@ -65,11 +77,12 @@ pub struct Companions<'a, 'f> {
 }
 
 pub struct DwarfResolver {
-    ctx: addr2line::Context<R>,
-    /// The sections `ctx` reads, for the many-address path ([`Self::lookup_batch`]).
+    /// addr2line over the same sections, made when an address is asked alone (its
+    /// tables cost time and memory a batch does not need).
+    ctx: OnceCell<Option<addr2line::Context<R>>>,
     dwarf: Arc<gimli::Dwarf<R>>,
-    /// Its units and their ranges, listed on the first batch (`None`: unreadable).
-    units: OnceCell<Option<batch::Units>>,
+    /// The units and their ranges, as addr2line lists them, for [`Self::lookup_batch`].
+    units: batch::Units,
     split: SplitDwarf,
     /// Demangled names by raw name, and file paths: demangling each frame of each
     /// address again was a fifth of the time of a cold request.
@@ -127,8 +140,15 @@ impl DwarfResolver {
         dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
         #[allow(clippy::arc_with_non_send_sync)]
         let dwarf = Arc::new(dwarf);
-        let ctx = addr2line::Context::from_arc_dwarf(dwarf.clone())
-            .map_err(|e| format!("invalid DWARF: {e}"))?;
+        // The unit list fails where addr2line's would: a broken file is refused here.
+        let units = batch::Units::parse(&dwarf).map_err(|e| format!("invalid DWARF: {e}"))?;
+        let ctx = OnceCell::new();
+        if dwarf.sup.is_some() {
+            // addr2line also lists the supplementary file's units: check them now too.
+            let c = addr2line::Context::from_arc_dwarf(dwarf.clone())
+                .map_err(|e| format!("invalid DWARF: {e}"))?;
+            let _ = ctx.set(Some(c));
+        }
         let package = load_dwp(binary, endian, &backing).or_else(|| {
             // A package's sections inside the debug file itself (`.debug_info.dwo`...).
             let file = companions.package_in?;
@@ -138,7 +158,7 @@ impl DwarfResolver {
         Ok(Some(DwarfResolver {
             ctx,
             dwarf,
-            units: OnceCell::new(),
+            units,
             split: SplitDwarf {
                 package,
                 binary_dir: binary.parent().map(Path::to_path_buf).unwrap_or_default(),
@@ -150,6 +170,12 @@ impl DwarfResolver {
             qualified: Default::default(),
             backing,
         }))
+    }
+
+    fn ctx(&self) -> Option<&addr2line::Context<R>> {
+        self.ctx
+            .get_or_init(|| addr2line::Context::from_arc_dwarf(self.dwarf.clone()).ok())
+            .as_ref()
     }
 
     pub fn cost(&self) -> u64 {
@@ -169,7 +195,7 @@ impl DwarfResolver {
 
     /// The compilation directory of the unit holding `addr`.
     pub fn comp_dir(&self, addr: u64) -> Option<String> {
-        let unit = self.finish(self.ctx.find_dwarf_and_unit(addr))?;
+        let unit = self.finish(self.ctx()?.find_dwarf_and_unit(addr))?;
         let dir = unit.comp_dir.as_ref()?;
         Some(dir.to_string_lossy().into_owned())
     }
@@ -177,7 +203,8 @@ impl DwarfResolver {
     /// Whether a compilation unit's ranges hold `addr` (padding between its functions
     /// included).
     pub fn covers(&self, addr: u64) -> bool {
-        self.finish(self.ctx.find_dwarf_and_unit(addr)).is_some()
+        self.ctx()
+            .is_some_and(|c| self.finish(c.find_dwarf_and_unit(addr)).is_some())
     }
 
     /// Resolves an address of the file's own address space. `None` when no DWARF
@@ -194,7 +221,7 @@ impl DwarfResolver {
         addr: u64,
         symbol_at: &dyn Fn(u64) -> Option<Text>,
     ) -> Option<Symbolized> {
-        let mut iter = self.finish(self.ctx.find_frames(addr)).ok()?;
+        let mut iter = self.finish(self.ctx()?.find_frames(addr)).ok()?;
         let mut frames = Vec::new();
         // The unit's language, the same on every frame.
         let mut language = None;
@@ -210,30 +237,27 @@ impl DwarfResolver {
                 line: loc.and_then(|l| l.line),
             });
         }
-        let unit = self.finish(self.ctx.find_dwarf_and_unit(addr))?;
+        let unit = self.finish(self.ctx()?.find_dwarf_and_unit(addr))?;
         self.symbolized(&unit, language, addr, &frames, symbol_at)
     }
 
     /// As [`Self::lookup_named`] for many sorted addresses, reading each unit they fall in
-    /// once. `None` for an address that [`Self::lookup_named`] must answer.
+    /// once. Each answer goes to `found` with its address's index as its unit is done; the
+    /// indices returned are those [`Self::lookup_named`] must answer.
     pub fn lookup_batch(
         &self,
         addrs: &[u64],
         symbol_at: &dyn Fn(u64) -> Option<Text>,
-    ) -> Vec<Option<Option<Symbolized>>> {
-        let mut out: Vec<Option<Option<Symbolized>>> = (0..addrs.len()).map(|_| None).collect();
-        let units = self
-            .units
-            .get_or_init(|| batch::Units::parse(&self.dwarf).ok());
-        let Some(units) = units else {
-            return out;
-        };
+        found: &mut dyn FnMut(usize, Option<Symbolized>),
+    ) -> Vec<usize> {
+        let units = &self.units;
+        let mut left = Vec::new();
         let mut by_unit = Vec::new();
         for (k, &a) in addrs.iter().enumerate() {
             match units.cover(a) {
-                batch::Cover::Nowhere => out[k] = Some(None),
+                batch::Cover::Nowhere => found(k, None),
                 batch::Cover::Unit(u) => by_unit.push((u, k)),
-                batch::Cover::Several => {}
+                batch::Cover::Several => left.push(k),
             }
         }
         by_unit.sort_by_key(|&(u, _)| u);
@@ -245,7 +269,10 @@ impl DwarfResolver {
             let answers = batch::unit_frames(&self.dwarf, units, entry, &asks, &|p| self.file(&p));
             let unit = gimli::UnitRef::new(&self.dwarf, &entry.unit);
             for (&(_, k), answer) in group.iter().zip(answers) {
-                let Some(frames) = answer else { continue };
+                let Some(frames) = answer else {
+                    left.push(k);
+                    continue;
+                };
                 let frames: Vec<Frame> = frames
                     .into_iter()
                     .map(|f| Frame {
@@ -255,11 +282,18 @@ impl DwarfResolver {
                         line: f.line,
                     })
                     .collect();
-                let language = entry.lang;
-                out[k] = Some(self.symbolized(&unit, language, addrs[k], &frames, symbol_at));
+                found(
+                    k,
+                    self.symbolized(&unit, entry.lang, addrs[k], &frames, symbol_at),
+                );
+            }
+            // Done with this unit's DIEs and rows: on a big file, keeping every page read
+            // resident doubled the peak memory of a big request.
+            for part in batch::unit_bytes(&self.dwarf, &entry.unit) {
+                self.backing.release(part);
             }
         }
-        out
+        left
     }
 
     /// The answer from an address's frames, innermost first, as addr2line gives them.
