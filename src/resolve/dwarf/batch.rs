@@ -162,7 +162,7 @@ impl Units {
                     need_range = !attrs.each(&uref, |b, e| ranges.push((b, e, id)))?;
                 }
             }
-            if need_range && let Ok(Some(scan)) = scan_lines(&uref, &[]) {
+            if need_range && let Ok(Some(scan)) = scan_lines(&uref, &[], &mut Vec::new()) {
                 ranges.extend(scan.sequences.iter().map(|&(b, e)| (b, e, id)));
             }
             units.push(UnitEntry {
@@ -217,6 +217,16 @@ impl Units {
 /// A line table row: file index and line (0: none).
 type Row = (u64, u32);
 
+/// Buffers reused from unit to unit of a batch (growing them for each of thousands of
+/// units showed in profiles).
+#[derive(Default)]
+pub(super) struct Scratch {
+    rows: Vec<(u64, u64, u32)>,
+    subs: Vec<(u64, u64, usize)>,
+    funcs: Vec<Option<usize>>,
+    open: Vec<(isize, Option<usize>, usize)>,
+}
+
 /// What a unit's line program says about some addresses.
 struct LineScan {
     /// Every sequence's `[start, end)` in program order.
@@ -232,12 +242,16 @@ struct LineScan {
 /// address merged, the last one kept; empty sequences dropped) but keeping only the rows
 /// the sorted `asks` fall on. `Ok(None)` when the unit has no line program; `Err` where
 /// addr2line's table would fail (bad program or file entry).
-fn scan_lines(unit: &URef<'_>, asks: &[u64]) -> gimli::Result<Option<LineScan>> {
+fn scan_lines(
+    unit: &URef<'_>,
+    asks: &[u64],
+    seq: &mut Vec<(u64, u64, u32)>,
+) -> gimli::Result<Option<LineScan>> {
     let Some(program) = unit.line_program.clone() else {
         return Ok(None);
     };
     let mut rows = program.rows();
-    let mut seq: Vec<(u64, u64, u32)> = Vec::new();
+    seq.clear();
     let mut scan = LineScan {
         sequences: Vec::new(),
         found: vec![None; asks.len()],
@@ -360,18 +374,20 @@ pub(super) fn unit_frames(
     entry: &UnitEntry,
     asks: &[u64],
     intern: &dyn Fn(String) -> Text,
+    scratch: &mut Scratch,
 ) -> Vec<Answer> {
     let unknown = || (0..asks.len()).map(|_| None).collect();
     if entry.unit.dwo_id.is_some() {
         return unknown();
     }
     let unit = URef::new(dwarf, &entry.unit);
-    let Ok((subs, funcs, cands)) = walk(&unit, asks) else {
+    let Ok(cands) = walk(&unit, asks, scratch) else {
         return unknown();
     };
-    let Ok(lines) = scan_lines(&unit, asks) else {
+    let Ok(lines) = scan_lines(&unit, asks, &mut scratch.rows) else {
         return unknown();
     };
+    let (subs, funcs) = (&scratch.subs, &scratch.funcs);
     // The sequences as addr2line sorts them; equal starts make its order arbitrary.
     let mut sorted: Vec<(u64, u64, usize)> = lines.as_ref().map_or(Vec::new(), |l| {
         l.sequences
@@ -382,7 +398,7 @@ pub(super) fn unit_frames(
     });
     sorted.sort_unstable_by_key(|s| s.0);
     let seq_dup = duplicated(&sorted, |s| s.0);
-    let sub_dup = duplicated(&subs, |s| s.0);
+    let sub_dup = duplicated(subs, |s| s.0);
     let mut files: Vec<(u64, Option<Text>)> = Vec::new();
     let mut file = |index: u64| -> Option<Text> {
         if let Some((_, f)) = files.iter().find(|f| f.0 == index) {
@@ -405,8 +421,8 @@ pub(super) fn unit_frames(
     asks.iter()
         .enumerate()
         .map(|(k, &a)| {
-            let f = find(&subs, a);
-            if inside_duplicate(&subs, &sub_dup, a) {
+            let f = find(subs, a);
+            if inside_duplicate(subs, &sub_dup, a) {
                 return None;
             }
             // The line table's row, as `Lines::find_location` finds it.
@@ -529,23 +545,24 @@ fn inline_chain(inlines: &[(usize, u64, u64, Off)], probe: u64) -> Option<Vec<Of
     }
 }
 
-/// Subprogram ranges `(begin, end, function)` sorted by begin; per function the
-/// candidate it is, if it holds an address asked; the candidates.
-type Walked = (Vec<(u64, u64, usize)>, Vec<Option<usize>>, Vec<Candidate>);
-
 /// One pass over the unit's DIEs: every subprogram's ranges (addr2line's `Functions`),
 /// and the inlined calls inside those that hold an address asked (its `Function`).
-fn walk(unit: &URef<'_>, asks: &[u64]) -> gimli::Result<Walked> {
+/// Leaves in `scratch` the subprogram ranges `(begin, end, function)` sorted by begin and
+/// per function the candidate it is, if it holds an address asked; returns the candidates.
+fn walk(unit: &URef<'_>, asks: &[u64], scratch: &mut Scratch) -> gimli::Result<Vec<Candidate>> {
     let holds_ask = |b: u64, e: u64| {
         let i = asks.partition_point(|&a| a < b);
         i < asks.len() && asks[i] < e
     };
-    let mut subs = Vec::new();
-    let mut funcs: Vec<Option<usize>> = Vec::new();
+    let Scratch {
+        subs, funcs, open, ..
+    } = scratch;
+    subs.clear();
+    funcs.clear();
     let mut cands: Vec<Candidate> = Vec::new();
     // Open subprograms and inlined calls: (depth, the candidate and inline depth of
     // what is below it).
-    let mut open: Vec<(isize, Option<usize>, usize)> = Vec::new();
+    open.clear();
     let mut context: (Option<usize>, usize) = (None, 0);
     let mut entries = unit.entries_raw(None)?;
     while !entries.is_empty() {
@@ -605,7 +622,7 @@ fn walk(unit: &URef<'_>, asks: &[u64]) -> gimli::Result<Walked> {
     for c in &mut cands {
         c.inlines.sort_unstable_by_key(|r| (r.0, r.1));
     }
-    Ok((subs, funcs, cands))
+    Ok(cands)
 }
 
 #[derive(Clone, Copy)]

@@ -262,11 +262,19 @@ impl DwarfResolver {
         }
         by_unit.sort_by_key(|&(u, _)| u);
         let mut asks = Vec::new();
+        let mut scratch = batch::Scratch::default();
         for group in by_unit.chunk_by(|a, b| a.0 == b.0) {
             let entry = &units.units[group[0].0];
             asks.clear();
             asks.extend(group.iter().map(|&(_, k)| addrs[k]));
-            let answers = batch::unit_frames(&self.dwarf, units, entry, &asks, &|p| self.file(&p));
+            let answers = batch::unit_frames(
+                &self.dwarf,
+                units,
+                entry,
+                &asks,
+                &|p| self.file(&p),
+                &mut scratch,
+            );
             let unit = gimli::UnitRef::new(&self.dwarf, &entry.unit);
             for (&(_, k), answer) in group.iter().zip(answers) {
                 let Some(frames) = answer else {
