@@ -257,6 +257,10 @@ fn scan_lines(
         found: vec![None; asks.len()],
         several: vec![false; asks.len()],
     };
+    // Addresses visited over all sequences: once each unless sequences overlap; a file
+    // whose sequences overlap over and over is left to addr2line (sorted lookups).
+    let mut visits = 0usize;
+    let most = 2 * asks.len() + 64;
     while let Some((_, row)) = rows.next_row()? {
         if row.end_sequence() {
             if let Some(&(start, _, _)) = seq.first() {
@@ -268,6 +272,10 @@ fn scan_lines(
                     for (k, &a) in asks.iter().enumerate().skip(lo) {
                         if a >= end {
                             break;
+                        }
+                        visits += 1;
+                        if visits > most {
+                            return Err(gimli::Error::NoEntryAtGivenOffset(0));
                         }
                         let at = match seq.binary_search_by(|r| r.0.cmp(&a)) {
                             Ok(x) => Some(x),
@@ -353,7 +361,15 @@ fn path_push(path: &mut String, p: &str) {
 struct Candidate {
     die: Off,
     inlines: Vec<(usize, u64, u64, Off)>,
+    /// `inlines` that share their depth and begin with another (their order is the
+    /// sort's choice); `None`: too many to check each address against.
+    ambiguous: Option<Vec<usize>>,
 }
+
+/// Most ranges with a shared key a unit or function may have before its addresses are
+/// left to addr2line: each address is checked against all of them (a crafted file could
+/// make that quadratic).
+const MAX_DUPLICATES: usize = 64;
 
 /// One frame as addr2line's `FrameIter` gives it, innermost first.
 pub(super) struct Frame {
@@ -399,6 +415,9 @@ pub(super) fn unit_frames(
     sorted.sort_unstable_by_key(|s| s.0);
     let seq_dup = duplicated(&sorted, |s| s.0);
     let sub_dup = duplicated(subs, |s| s.0);
+    if seq_dup.len() > MAX_DUPLICATES || sub_dup.len() > MAX_DUPLICATES {
+        return unknown();
+    }
     let mut files: Vec<(u64, Option<Text>)> = Vec::new();
     let mut file = |index: u64| -> Option<Text> {
         if let Some((_, f)) = files.iter().find(|f| f.0 == index) {
@@ -445,7 +464,7 @@ pub(super) fn unit_frames(
                 return Some(Vec::new());
             };
             let cand = &cands[funcs[f]?];
-            let chain = inline_chain(&cand.inlines, a)?;
+            let chain = inline_chain(cand, a)?;
             let mut frames = Vec::with_capacity(chain.len() + 1);
             let mut loc = location.map(|(idx, line)| (file(idx), (line != 0).then_some(line)));
             for &die in chain.iter().rev() {
@@ -493,7 +512,7 @@ fn find<T: Copy>(ranges: &[(u64, u64, T)], probe: u64) -> Option<T> {
 }
 
 /// Per sorted range: whether another has the same key (their order is the sort's choice).
-fn duplicated<T>(sorted: &[T], key: impl Fn(&T) -> u64) -> Vec<usize> {
+fn duplicated<T, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K) -> Vec<usize> {
     (0..sorted.len())
         .filter(|&i| {
             (i > 0 && key(&sorted[i - 1]) == key(&sorted[i]))
@@ -510,15 +529,18 @@ fn inside_duplicate<T>(sorted: &[(u64, u64, T)], dup: &[usize], probe: u64) -> b
 
 /// addr2line's `find_inlined_functions`: outermost first. `None` when equal keys make its
 /// answer the sort's choice.
-fn inline_chain(inlines: &[(usize, u64, u64, Off)], probe: u64) -> Option<Vec<Off>> {
-    for (i, r) in inlines.iter().enumerate() {
-        let same = |j: usize| inlines.get(j).is_some_and(|o| (o.0, o.1) == (r.0, r.1));
-        if r.1 <= probe && probe < r.2 && (same(i + 1) || (i > 0 && same(i - 1))) {
-            return None;
-        }
+fn inline_chain(cand: &Candidate, probe: u64) -> Option<Vec<Off>> {
+    let inlines = &cand.inlines;
+    if cand
+        .ambiguous
+        .as_ref()?
+        .iter()
+        .any(|&i| inlines[i].1 <= probe && probe < inlines[i].2)
+    {
+        return None;
     }
     let mut chain = Vec::new();
-    let mut rest = inlines;
+    let mut rest = &inlines[..];
     loop {
         let depth = chain.len();
         let at = rest.binary_search_by(|r| {
@@ -594,6 +616,7 @@ fn walk(unit: &URef<'_>, asks: &[u64], scratch: &mut Scratch) -> gimli::Result<V
                         cands.push(Candidate {
                             die: offset,
                             inlines: Vec::new(),
+                            ambiguous: None,
                         });
                     }
                     funcs.push(cand);
@@ -621,6 +644,8 @@ fn walk(unit: &URef<'_>, asks: &[u64], scratch: &mut Scratch) -> gimli::Result<V
     subs.sort_unstable_by_key(|s| s.0);
     for c in &mut cands {
         c.inlines.sort_unstable_by_key(|r| (r.0, r.1));
+        let dup = duplicated(&c.inlines, |r| (r.0, r.1));
+        c.ambiguous = (dup.len() <= MAX_DUPLICATES).then_some(dup);
     }
     Ok(cands)
 }
@@ -767,4 +792,72 @@ pub(super) fn unit_bytes<'a>(dwarf: &'a gimli::Dwarf<R>, unit: &gimli::Unit<R>) 
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gimli::UnitOffset as O;
+
+    fn cand(inlines: Vec<(usize, u64, u64, Off)>) -> Candidate {
+        let dup = duplicated(&inlines, |r| (r.0, r.1));
+        Candidate {
+            die: O(0),
+            inlines,
+            ambiguous: (dup.len() <= MAX_DUPLICATES).then_some(dup),
+        }
+    }
+
+    #[test]
+    fn inline_chain_goes_down_the_depths_and_stops_at_the_first_missing_one() {
+        // Sorted by (depth, begin), as `walk` leaves them.
+        let c = cand(vec![
+            (0, 0x10, 0x40, O(1)),
+            (0, 0x50, 0x60, O(2)),
+            (1, 0x20, 0x30, O(3)),
+            (2, 0x24, 0x28, O(4)),
+        ]);
+        assert_eq!(inline_chain(&c, 0x25), Some(vec![O(1), O(3), O(4)]));
+        assert_eq!(inline_chain(&c, 0x2c), Some(vec![O(1), O(3)]));
+        assert_eq!(inline_chain(&c, 0x55), Some(vec![O(2)]));
+        assert_eq!(inline_chain(&c, 0x48), Some(vec![]));
+    }
+
+    #[test]
+    fn equal_keys_leave_the_address_to_addr2line() {
+        let c = cand(vec![(0, 0x10, 0x40, O(1)), (0, 0x10, 0x20, O(2))]);
+        assert_eq!(inline_chain(&c, 0x18), None);
+        // Outside both: their order cannot matter.
+        assert_eq!(inline_chain(&c, 0x48), Some(vec![]));
+        // Too many shared keys to check each address against: all left to addr2line.
+        let many = (0..=MAX_DUPLICATES as u64)
+            .map(|i| (0, 0x10, 0x20 + i, O(i as usize)))
+            .collect();
+        assert_eq!(inline_chain(&cand(many), 0x1000), None);
+    }
+
+    #[test]
+    fn find_is_a_binary_search_like_addr2lines() {
+        let r = [(0x10, 0x20, 'a'), (0x20, 0x30, 'b'), (0x40, 0x50, 'c')];
+        assert_eq!(find(&r, 0x10), Some('a'));
+        assert_eq!(find(&r, 0x2f), Some('b'));
+        assert_eq!(find(&r, 0x30), None);
+        assert_eq!(find(&r, 0x50), None);
+        // Overlaps can hide a range from the search: so they do in addr2line.
+        let o = [(0x0, 0x100, 'x'), (0x10, 0x20, 'y'), (0x30, 0x40, 'z')];
+        assert_eq!(find(&o, 0x50), None);
+    }
+
+    #[test]
+    fn paths_join_as_addr2line_joins_them() {
+        let mut p = String::from("/build");
+        path_push(&mut p, "src");
+        path_push(&mut p, "a.c");
+        assert_eq!(p, "/build/src/a.c");
+        path_push(&mut p, "/abs/b.c");
+        assert_eq!(p, "/abs/b.c");
+        let mut w = String::from("C:\\build");
+        path_push(&mut w, "a.c");
+        assert_eq!(w, "C:\\build\\a.c");
+    }
 }
