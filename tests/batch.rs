@@ -77,3 +77,87 @@ fn batch_answers_equal_one_by_one_answers_shared_corpus() {
         compare(&["elf", "macho"]);
     });
 }
+
+/// Template-heavy C++ (STL sort, map, unordered_map inlined many levels deep), built here
+/// with g++ and clang++ when installed: every other byte of every function, both paths.
+const CPP: &str = r#"
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+#include <vector>
+template <int N> struct S { int v[N]; int sum() const { int s = 0; for (int i = 0; i < N; i++) s += v[i] * (i + 3); return s; } };
+#define F(j) __attribute__((noinline)) int f_##j(std::vector<int>& v, std::map<int, std::string>& m, std::unordered_map<std::string, int>& u) { \
+    std::sort(v.begin(), v.end()); int s = std::accumulate(v.begin(), v.end(), j); m[s] = std::to_string(s); u[m[s]] += j; \
+    S<j % 7 + 1> t{}; s += t.sum(); return s + (int)m.size() + (int)u.size(); }
+F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7)
+int main() { std::vector<int> v{3, 1, 2}; std::map<int, std::string> m; std::unordered_map<std::string, int> u;
+    return f_0(v, m, u) + f_5(v, m, u) > 0; }
+"#;
+
+fn compare_built(compiler: &str, flags: &[&str]) {
+    let dir = scratch(&format!("batch-{compiler}"));
+    std::fs::write(dir.join("t.cpp"), CPP).unwrap();
+    let mut args = vec!["-g", "-o", "t", "t.cpp"];
+    args.extend_from_slice(flags);
+    if tool(compiler, &args, &dir).is_none() {
+        return;
+    }
+    let bin = dir.join("t");
+    let base = elf_image_base(&bin);
+    let mut offsets = BTreeSet::new();
+    for line in tool("nm", &["-S", "--defined-only", "t"], &dir)
+        .unwrap()
+        .lines()
+    {
+        let p: Vec<&str> = line.split_whitespace().collect();
+        if p.len() == 4 && "tTwW".contains(p[2]) {
+            let (start, size) = (parse_hex(p[0]), parse_hex(p[1]));
+            offsets.extend((start..start + size).step_by(2).map(|a| a - base));
+        }
+    }
+    let offsets: Vec<u64> = offsets.into_iter().collect();
+    assert!(
+        offsets.len() > 1000,
+        "{compiler}: only {} addresses",
+        offsets.len()
+    );
+    let request = json!({
+        "memoryMap": [["t", elf_debug_id(&bin)]],
+        "stacks": [offsets.iter().map(|o| json!([0, o])).collect::<Vec<_>>()],
+    });
+    let d = dir.display().to_string();
+    let args = ["--symbol-dir", d.as_str(), "/symbolicate/v5"];
+    let batch = query_stdin(&args, &[], &request);
+    let single = query_stdin(
+        &args,
+        &[("PROFILER_SYMBOL_SERVER_ONE_BY_ONE", "1")],
+        &request,
+    );
+    let frames = |v: &Value| v["results"][0]["stacks"][0].as_array().cloned().unwrap();
+    let (b, s) = (frames(&batch), frames(&single));
+    let deep = b
+        .iter()
+        .filter(|f| f["inlines"].as_array().is_some_and(|a| a.len() >= 3))
+        .count();
+    assert!(
+        deep > 100,
+        "{compiler}: only {deep} addresses with 3 or more inline frames"
+    );
+    for (i, (x, y)) in b.iter().zip(&s).enumerate() {
+        assert_eq!(x, y, "{compiler} offset {:#x}", offsets[i]);
+    }
+    assert_eq!(batch, single);
+    eprintln!(
+        "{compiler} {flags:?}: {} addresses, {deep} with 3+ inline frames: same",
+        b.len()
+    );
+}
+
+#[test]
+fn batch_answers_equal_one_by_one_answers_on_inline_heavy_cpp() {
+    compare_built("g++", &["-O2"]);
+    compare_built("clang++-19", &["-O2", "-gdwarf-4"]);
+    compare_built("clang++", &["-O1"]);
+}

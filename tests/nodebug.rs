@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{frames_of, job, parse_hex, query_stdin, scratch};
+use common::{elf_debug_id, elf_image_base, frames_of, job, parse_hex, query_stdin, scratch, tool};
 use serde_json::{Value, json};
 
 const SOURCE: &str = r#"
@@ -27,61 +27,13 @@ int asmfn(void);
 int main(int argc, char **argv) { (void)argv; printf("%d\n", work(argc * 50)); return asmfn(); }
 "#;
 
-/// Runs a tool; `None` (and a message) when it is not installed.
-fn run(cmd: &str, args: &[&str], dir: &Path) -> Option<String> {
-    match Command::new(cmd).args(args).current_dir(dir).output() {
-        Ok(out) => {
-            assert!(
-                out.status.success(),
-                "{cmd} {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            Some(String::from_utf8_lossy(&out.stdout).into_owned())
-        }
-        Err(e) => {
-            println!("skipped: cannot run {cmd}: {e}");
-            None
-        }
-    }
-}
-
 /// Builds the test program with `gcc_args` (`-o NAME` is added) in `dir`.
 fn build(dir: &Path, name: &str, gcc_args: &[&str]) -> Option<PathBuf> {
     std::fs::write(dir.join("t.c"), SOURCE).unwrap();
     let mut args = vec!["-O2", "-o", name, "t.c"];
     args.extend_from_slice(gcc_args);
-    run("gcc", &args, dir)?;
+    tool("gcc", &args, dir)?;
     Some(dir.join(name))
-}
-
-/// The debug ID from the build ID `readelf -n` prints (SPEC: first 16 bytes as a
-/// little-endian GUID, age 0).
-fn debug_id(path: &Path) -> String {
-    let notes = run("readelf", &["-n", path.to_str().unwrap()], Path::new(".")).unwrap();
-    let hex = notes
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Build ID: "))
-        .expect("a build ID")
-        .trim()
-        .to_string();
-    let mut b: Vec<u8> = (0..hex.len() / 2)
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-        .collect();
-    b.resize(16, 0);
-    b[0..4].reverse();
-    b[4..6].reverse();
-    b[6..8].reverse();
-    b.iter().map(|x| format!("{x:02X}")).collect::<String>() + "0"
-}
-
-/// The first `PT_LOAD`'s address: module offsets are relative to it.
-fn image_base(path: &Path) -> u64 {
-    let out = run("readelf", &["-lW", path.to_str().unwrap()], Path::new(".")).unwrap();
-    let load = out
-        .lines()
-        .find(|l| l.trim_start().starts_with("LOAD"))
-        .unwrap();
-    parse_hex(load.split_whitespace().nth(2).unwrap())
 }
 
 /// `nm -S --defined-only` text symbols: (address, size if given, name).
@@ -91,7 +43,7 @@ fn nm(path: &Path, dynamic: bool) -> Vec<(u64, Option<u64>, String)> {
         args.push("-D");
     }
     args.push(path.to_str().unwrap());
-    let out = run("nm", &args, Path::new(".")).unwrap();
+    let out = tool("nm", &args, Path::new(".")).unwrap();
     out.lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
@@ -113,7 +65,7 @@ fn ask(path: &Path, offsets: &[u64]) -> Vec<Value> {
     let answer = query_stdin(
         &["-q", "--symbol-dir", dir, "/symbolicate/v5"],
         &[],
-        &json!({ "jobs": [job(name, &debug_id(path), offsets)] }),
+        &json!({ "jobs": [job(name, &elf_debug_id(path), offsets)] }),
     );
     frames_of(&answer["results"][0])
 }
@@ -133,13 +85,13 @@ fn check_stripped(full: &Path) {
     let stripped = dir.join("stripped").join(name);
     std::fs::create_dir_all(stripped.parent().unwrap()).unwrap();
     std::fs::copy(full, &stripped).unwrap();
-    run(
+    tool(
         "strip",
         &["--strip-all", stripped.to_str().unwrap()],
         Path::new("."),
     )
     .unwrap();
-    let base = image_base(full);
+    let base = elf_image_base(full);
     let exported: Vec<(u64, String)> = nm(&stripped, true)
         .into_iter()
         .map(|(a, _, n)| (a, n))
@@ -208,7 +160,7 @@ fn symbol_names_plt_stubs_and_zero_size_symbols() {
     let syms = nm(&bin, false);
     let at = |n: &str| syms.iter().find(|s| s.2 == n).unwrap().0;
     // objdump's labels in the PLT sections, e.g. `0000000000001030 <puts@plt>:`.
-    let dump = run(
+    let dump = tool(
         "objdump",
         &[
             "-d",
@@ -232,7 +184,7 @@ fn symbol_names_plt_stubs_and_zero_size_symbols() {
         })
         .collect();
     assert!(plt.len() >= 3, "objdump shows PLT stubs: {plt:?}");
-    let sections = run("readelf", &["-SW", bin.to_str().unwrap()], Path::new(".")).unwrap();
+    let sections = tool("readelf", &["-SW", bin.to_str().unwrap()], Path::new(".")).unwrap();
     let plt_start = sections
         .lines()
         .find_map(|l| {
@@ -268,7 +220,7 @@ fn minidebuginfo_names_local_functions() {
     let Some(full) = build(&dir, "full", &["-g"]) else {
         return;
     };
-    if run("xz", &["--version"], &dir).is_none() {
+    if tool("xz", &["--version"], &dir).is_none() {
         return;
     }
     let script = r#"
@@ -284,7 +236,7 @@ xz -f mini_debuginfo
 objcopy --add-section .gnu_debugdata=mini_debuginfo.xz mini
 rm mini.debug
 "#;
-    run("sh", &["-c", script], &dir).unwrap();
+    tool("sh", &["-c", script], &dir).unwrap();
     let mini = dir.join("mini");
     // The oracle: nm on the unstripped program; the local functions are what matters.
     let locals: Vec<(u64, u64, String)> = nm(&full, false)
@@ -314,8 +266,8 @@ fn stderr_says_where_symbols_came_from() {
     let Some(bin) = build(&dir, "hinted", &[]) else {
         return;
     };
-    run("strip", &["--strip-all", bin.to_str().unwrap()], &dir).unwrap();
-    let request = json!({ "jobs": [job("hinted", &debug_id(&bin), &[0x1000, 0x1010])] });
+    tool("strip", &["--strip-all", bin.to_str().unwrap()], &dir).unwrap();
+    let request = json!({ "jobs": [job("hinted", &elf_debug_id(&bin), &[0x1000, 0x1010])] });
     let stderr = |flags: &[&str]| {
         let mut child = Command::new(common::BIN)
             .arg("query")
@@ -367,23 +319,24 @@ fn stripped_entry_point_without_unwind_entry_is_a_function() {
         "entry",
         "e.c",
     ];
-    if run("gcc", &args, &dir).is_none() || run("strip", &["--strip-all", "entry"], &dir).is_none()
+    if tool("gcc", &args, &dir).is_none()
+        || tool("strip", &["--strip-all", "entry"], &dir).is_none()
     {
         return;
     }
     let exe = dir.join("entry");
-    let header = run("readelf", &["-hl", exe.to_str().unwrap()], &dir).unwrap();
+    let header = tool("readelf", &["-hl", exe.to_str().unwrap()], &dir).unwrap();
     let entry = header
         .lines()
         .find_map(|l| l.trim().strip_prefix("Entry point address:"))
         .map(|v| parse_hex(v.trim()))
         .unwrap();
     assert_eq!(
-        run("readelf", &["--debug-dump=frames", "entry"], &dir).map(|f| f.contains("FDE")),
+        tool("readelf", &["--debug-dump=frames", "entry"], &dir).map(|f| f.contains("FDE")),
         Some(false),
         "the test program must have no unwind entry"
     );
-    let base = image_base(&exe);
+    let base = elf_image_base(&exe);
     let frames = ask(&exe, &[entry - base, entry - base + 2]);
     for f in &frames {
         assert_eq!(start_of(f), Some(entry - base), "{f}");
@@ -412,8 +365,8 @@ fn vdso_frames_are_named_from_the_servers_own_vdso() {
     let dir = scratch("nodebug-vdso");
     let copy = dir.join("vdso.so");
     std::fs::write(&copy, &image).unwrap();
-    let id = debug_id(&copy);
-    let Some(nm) = run("nm", &["-D", "--defined-only", "vdso.so"], &dir) else {
+    let id = elf_debug_id(&copy);
+    let Some(nm) = tool("nm", &["-D", "--defined-only", "vdso.so"], &dir) else {
         return;
     };
     let (addr, name) = nm
@@ -424,7 +377,7 @@ fn vdso_frames_are_named_from_the_servers_own_vdso() {
         })
         .find(|(_, n)| n.contains("clock_gettime"))
         .expect("nm lists a clock_gettime");
-    let base = image_base(&copy);
+    let base = elf_image_base(&copy);
     let answer = query_stdin(
         &["-q", "/symbolicate/v5"],
         &[],
@@ -449,17 +402,17 @@ fn stripped_library_names_dt_init() {
     let Some(lib) = build(&dir, "libinit.so", &["-fPIC", "-shared"]) else {
         return;
     };
-    if run("strip", &["--strip-all", "libinit.so"], &dir).is_none() {
+    if tool("strip", &["--strip-all", "libinit.so"], &dir).is_none() {
         return;
     }
-    let dynamic = run("readelf", &["-d", "libinit.so"], &dir).unwrap();
+    let dynamic = tool("readelf", &["-d", "libinit.so"], &dir).unwrap();
     let init = dynamic
         .lines()
         .find(|l| l.contains("(INIT)"))
         .and_then(|l| l.split_whitespace().last())
         .map(parse_hex)
         .unwrap();
-    let base = image_base(&lib);
+    let base = elf_image_base(&lib);
     let frame = &ask(&lib, &[init - base])[0];
     assert_eq!(frame["function"], "_init", "{frame}");
     assert_eq!(start_of(frame), Some(init - base));

@@ -839,3 +839,51 @@ pub fn frames_of(result: &Value) -> Vec<Value> {
         .flat_map(|s| s.as_array().unwrap().iter().cloned())
         .collect()
 }
+
+/// Runs a tool; `None` (and a message) when it is not installed.
+pub fn tool(cmd: &str, args: &[&str], dir: &Path) -> Option<String> {
+    match Command::new(cmd).args(args).current_dir(dir).output() {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "{cmd} {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            Some(String::from_utf8_lossy(&out.stdout).into_owned())
+        }
+        Err(e) => {
+            println!("skipped: cannot run {cmd}: {e}");
+            None
+        }
+    }
+}
+
+/// The debug ID from the build ID `readelf -n` prints (SPEC: first 16 bytes as a
+/// little-endian GUID, age 0).
+pub fn elf_debug_id(path: &Path) -> String {
+    let notes = tool("readelf", &["-n", path.to_str().unwrap()], Path::new(".")).unwrap();
+    let hex = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .expect("a build ID")
+        .trim()
+        .to_string();
+    let mut b: Vec<u8> = (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    b.resize(16, 0);
+    b[0..4].reverse();
+    b[4..6].reverse();
+    b[6..8].reverse();
+    b.iter().map(|x| format!("{x:02X}")).collect::<String>() + "0"
+}
+
+/// The first `PT_LOAD`'s address: module offsets are relative to it.
+pub fn elf_image_base(path: &Path) -> u64 {
+    let out = tool("readelf", &["-lW", path.to_str().unwrap()], Path::new(".")).unwrap();
+    let load = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("LOAD"))
+        .unwrap();
+    parse_hex(load.split_whitespace().nth(2).unwrap())
+}
