@@ -11,6 +11,30 @@ use std::collections::BTreeSet;
 use common::*;
 use serde_json::{Value, json};
 
+/// Asks `offsets` of module `name` (in `dir`) once through each path; asserts the answers
+/// are the same bytes; returns the frames.
+fn both_paths(dir: &str, name: &str, id: &str, offsets: &[u64], what: &str) -> Vec<Value> {
+    let request = json!({
+        "memoryMap": [[name, id]],
+        "stacks": [offsets.iter().map(|o| json!([0, o])).collect::<Vec<_>>()],
+    });
+    let args = ["--symbol-dir", dir, "/symbolicate/v5"];
+    let batch = query_stdin(&args, &[], &request);
+    let single = query_stdin(
+        &args,
+        &[("PROFILER_SYMBOL_SERVER_ONE_BY_ONE", "1")],
+        &request,
+    );
+    let frames = |v: &Value| v["results"][0]["stacks"][0].as_array().cloned().unwrap();
+    let (b, s) = (frames(&batch), frames(&single));
+    assert_eq!(b.len(), offsets.len(), "{what}");
+    for (i, (x, y)) in b.iter().zip(&s).enumerate() {
+        assert_eq!(x, y, "{what} offset {:#x}", offsets[i]);
+    }
+    assert_eq!(batch, single, "{what}");
+    b
+}
+
 fn compare(cases: &[&str]) -> usize {
     let mut truths: Vec<Truth> = Vec::new();
     for c in cases {
@@ -30,24 +54,7 @@ fn compare(cases: &[&str]) -> usize {
             .flat_map(|&o| o.saturating_sub(24)..o + 24)
             .collect();
         let offsets: Vec<u64> = offsets.into_iter().collect();
-        let request = json!({
-            "memoryMap": [[name, t.breakpad_id()]],
-            "stacks": [offsets.iter().map(|o| json!([0, o])).collect::<Vec<_>>()],
-        });
-        let args = ["--symbol-dir", dir.as_str(), "/symbolicate/v5"];
-        let batch = query_stdin(&args, &[], &request);
-        let single = query_stdin(
-            &args,
-            &[("PROFILER_SYMBOL_SERVER_ONE_BY_ONE", "1")],
-            &request,
-        );
-        let frames = |v: &Value| v["results"][0]["stacks"][0].as_array().cloned().unwrap();
-        let (b, s) = (frames(&batch), frames(&single));
-        assert_eq!(b.len(), offsets.len(), "{}", t.case());
-        for (i, (x, y)) in b.iter().zip(&s).enumerate() {
-            assert_eq!(x, y, "{} offset {:#x}", t.case(), offsets[i]);
-        }
-        assert_eq!(batch, single, "{}", t.case());
+        let b = both_paths(&dir, &name, &t.breakpad_id(), &offsets, &t.case());
         compared += b.iter().filter(|f| f.get("function").is_some()).count();
         inline_frames += b
             .iter()
@@ -123,20 +130,8 @@ fn compare_built(compiler: &str, flags: &[&str]) {
         "{compiler}: only {} addresses",
         offsets.len()
     );
-    let request = json!({
-        "memoryMap": [["t", elf_debug_id(&bin)]],
-        "stacks": [offsets.iter().map(|o| json!([0, o])).collect::<Vec<_>>()],
-    });
     let d = dir.display().to_string();
-    let args = ["--symbol-dir", d.as_str(), "/symbolicate/v5"];
-    let batch = query_stdin(&args, &[], &request);
-    let single = query_stdin(
-        &args,
-        &[("PROFILER_SYMBOL_SERVER_ONE_BY_ONE", "1")],
-        &request,
-    );
-    let frames = |v: &Value| v["results"][0]["stacks"][0].as_array().cloned().unwrap();
-    let (b, s) = (frames(&batch), frames(&single));
+    let b = both_paths(&d, "t", &elf_debug_id(&bin), &offsets, compiler);
     let deep = b
         .iter()
         .filter(|f| f["inlines"].as_array().is_some_and(|a| a.len() >= 3))
@@ -145,10 +140,6 @@ fn compare_built(compiler: &str, flags: &[&str]) {
         deep > 100,
         "{compiler}: only {deep} addresses with 3 or more inline frames"
     );
-    for (i, (x, y)) in b.iter().zip(&s).enumerate() {
-        assert_eq!(x, y, "{compiler} offset {:#x}", offsets[i]);
-    }
-    assert_eq!(batch, single);
     eprintln!(
         "{compiler} {flags:?}: {} addresses, {deep} with 3+ inline frames: same",
         b.len()
