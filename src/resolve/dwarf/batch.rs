@@ -260,7 +260,7 @@ fn scan_lines(
     // Addresses visited over all sequences: once each unless sequences overlap; a file
     // whose sequences overlap over and over is left to addr2line (sorted lookups).
     let mut visits = 0usize;
-    let most = 2 * asks.len() + 64;
+    let most = 8 * asks.len() + 4096;
     while let Some((_, row)) = rows.next_row()? {
         if row.end_sequence() {
             if let Some(&(start, _, _)) = seq.first() {
@@ -361,15 +361,46 @@ fn path_push(path: &mut String, p: &str) {
 struct Candidate {
     die: Off,
     inlines: Vec<(usize, u64, u64, Off)>,
-    /// `inlines` that share their depth and begin with another (their order is the
-    /// sort's choice); `None`: too many to check each address against.
-    ambiguous: Option<Vec<usize>>,
+    /// The `inlines` that share their depth and begin with another (their order is the
+    /// sort's choice).
+    ambiguous: Ambiguous,
 }
 
-/// Most ranges with a shared key a unit or function may have before its addresses are
-/// left to addr2line: each address is checked against all of them (a crafted file could
-/// make that quadratic).
-const MAX_DUPLICATES: usize = 64;
+/// Ranges whose order among equal keys is the sort's choice, for asking in O(log n)
+/// whether an address is in one of them (linkers leave many at a tombstone address such
+/// as 0, and a crafted file can have any number).
+#[derive(Default)]
+struct Ambiguous {
+    /// Begins, ascending.
+    begins: Vec<u64>,
+    /// The largest end among the ranges up to each.
+    ends: Vec<u64>,
+}
+
+impl Ambiguous {
+    /// The ranges `(begin, end)` of `sorted` at `dup`'s indices.
+    fn new<T>(sorted: &[T], dup: &[usize], range: impl Fn(&T) -> (u64, u64)) -> Ambiguous {
+        let mut r: Vec<(u64, u64)> = dup.iter().map(|&i| range(&sorted[i])).collect();
+        r.sort_unstable();
+        let mut max = 0;
+        let ends = r
+            .iter()
+            .map(|x| {
+                max = max.max(x.1);
+                max
+            })
+            .collect();
+        Ambiguous {
+            begins: r.iter().map(|x| x.0).collect(),
+            ends,
+        }
+    }
+
+    fn holds(&self, probe: u64) -> bool {
+        let k = self.begins.partition_point(|&b| b <= probe);
+        k > 0 && self.ends[k - 1] > probe
+    }
+}
 
 /// One frame as addr2line's `FrameIter` gives it, innermost first.
 pub(super) struct Frame {
@@ -413,11 +444,8 @@ pub(super) fn unit_frames(
             .collect()
     });
     sorted.sort_unstable_by_key(|s| s.0);
-    let seq_dup = duplicated(&sorted, |s| s.0);
-    let sub_dup = duplicated(subs, |s| s.0);
-    if seq_dup.len() > MAX_DUPLICATES || sub_dup.len() > MAX_DUPLICATES {
-        return unknown();
-    }
+    let seq_dup = Ambiguous::new(&sorted, &duplicated(&sorted, |s| s.0), |s| (s.0, s.1));
+    let sub_dup = Ambiguous::new(subs, &duplicated(subs, |s| s.0), |s| (s.0, s.1));
     let mut files: Vec<(u64, Option<Text>)> = Vec::new();
     let mut file = |index: u64| -> Option<Text> {
         if let Some((_, f)) = files.iter().find(|f| f.0 == index) {
@@ -441,14 +469,14 @@ pub(super) fn unit_frames(
         .enumerate()
         .map(|(k, &a)| {
             let f = find(subs, a);
-            if inside_duplicate(subs, &sub_dup, a) {
+            if sub_dup.holds(a) {
                 return None;
             }
             // The line table's row, as `Lines::find_location` finds it.
             let location = match &lines {
                 None => None,
                 Some(l) => {
-                    if l.several[k] || inside_duplicate(&sorted, &seq_dup, a) {
+                    if l.several[k] || seq_dup.holds(a) {
                         return None;
                     }
                     match find(&sorted, a) {
@@ -521,22 +549,11 @@ fn duplicated<T, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K) -> Vec<usize
         .collect()
 }
 
-/// Whether `probe` is in a range whose place among equal keys decides the answer.
-fn inside_duplicate<T>(sorted: &[(u64, u64, T)], dup: &[usize], probe: u64) -> bool {
-    dup.iter()
-        .any(|&i| sorted[i].0 <= probe && probe < sorted[i].1)
-}
-
 /// addr2line's `find_inlined_functions`: outermost first. `None` when equal keys make its
 /// answer the sort's choice.
 fn inline_chain(cand: &Candidate, probe: u64) -> Option<Vec<Off>> {
     let inlines = &cand.inlines;
-    if cand
-        .ambiguous
-        .as_ref()?
-        .iter()
-        .any(|&i| inlines[i].1 <= probe && probe < inlines[i].2)
-    {
+    if cand.ambiguous.holds(probe) {
         return None;
     }
     let mut chain = Vec::new();
@@ -616,7 +633,7 @@ fn walk(unit: &URef<'_>, asks: &[u64], scratch: &mut Scratch) -> gimli::Result<V
                         cands.push(Candidate {
                             die: offset,
                             inlines: Vec::new(),
-                            ambiguous: None,
+                            ambiguous: Ambiguous::default(),
                         });
                     }
                     funcs.push(cand);
@@ -645,7 +662,7 @@ fn walk(unit: &URef<'_>, asks: &[u64], scratch: &mut Scratch) -> gimli::Result<V
     for c in &mut cands {
         c.inlines.sort_unstable_by_key(|r| (r.0, r.1));
         let dup = duplicated(&c.inlines, |r| (r.0, r.1));
-        c.ambiguous = (dup.len() <= MAX_DUPLICATES).then_some(dup);
+        c.ambiguous = Ambiguous::new(&c.inlines, &dup, |r| (r.1, r.2));
     }
     Ok(cands)
 }
@@ -803,8 +820,8 @@ mod tests {
         let dup = duplicated(&inlines, |r| (r.0, r.1));
         Candidate {
             die: O(0),
+            ambiguous: Ambiguous::new(&inlines, &dup, |r| (r.1, r.2)),
             inlines,
-            ambiguous: (dup.len() <= MAX_DUPLICATES).then_some(dup),
         }
     }
 
@@ -829,11 +846,15 @@ mod tests {
         assert_eq!(inline_chain(&c, 0x18), None);
         // Outside both: their order cannot matter.
         assert_eq!(inline_chain(&c, 0x48), Some(vec![]));
-        // Too many shared keys to check each address against: all left to addr2line.
-        let many = (0..=MAX_DUPLICATES as u64)
-            .map(|i| (0, 0x10, 0x20 + i, O(i as usize)))
+        // Many ranges at one (tombstone) address: only addresses inside them are affected.
+        let mut many: Vec<_> = (0..1000u64)
+            .map(|i| (0, 0, 0x10 + i, O(i as usize)))
             .collect();
-        assert_eq!(inline_chain(&cand(many), 0x1000), None);
+        many.push((0, 0x5000, 0x5010, O(9999)));
+        let c = cand(many);
+        assert_eq!(inline_chain(&c, 0x20), None);
+        assert_eq!(inline_chain(&c, 0x5008), Some(vec![O(9999)]));
+        assert_eq!(inline_chain(&c, 0x4000), Some(vec![]));
     }
 
     #[test]
