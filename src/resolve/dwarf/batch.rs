@@ -13,7 +13,7 @@ use std::num::NonZeroU64;
 
 use gimli::AttributeValue;
 
-use super::{Fast, R};
+use super::{Fast, Frame, R};
 use crate::resolve::Text;
 
 type URef<'a> = gimli::UnitRef<'a, R>;
@@ -402,14 +402,6 @@ impl Ambiguous {
     }
 }
 
-/// One frame as addr2line's `FrameIter` gives it, innermost first.
-pub(super) struct Frame {
-    pub die: Off,
-    pub name: Option<R>,
-    pub file: Option<Text>,
-    pub line: Option<u32>,
-}
-
 /// An address's answer from its unit: `Some(frames)` (empty: no function), `None`:
 /// addr2line decides.
 pub(super) type Answer = Option<Vec<Frame>>;
@@ -447,7 +439,7 @@ pub(super) fn unit_frames(
     let seq_dup = Ambiguous::new(&sorted, &duplicated(&sorted, |s| s.0), |s| (s.0, s.1));
     let sub_dup = Ambiguous::new(subs, &duplicated(subs, |s| s.0), |s| (s.0, s.1));
     let mut files: Vec<(u64, Option<Text>)> = Vec::new();
-    let mut file = |index: u64| -> Option<Text> {
+    let mut file_of = |index: u64| -> Option<Text> {
         if let Some((_, f)) = files.iter().find(|f| f.0 == index) {
             return f.clone();
         }
@@ -494,29 +486,22 @@ pub(super) fn unit_frames(
             let cand = &cands[funcs[f]?];
             let chain = inline_chain(cand, a)?;
             let mut frames = Vec::with_capacity(chain.len() + 1);
-            let mut loc = location.map(|(idx, line)| (file(idx), (line != 0).then_some(line)));
-            for &die in chain.iter().rev() {
+            let mut loc = location.map(|(idx, line)| (file_of(idx), (line != 0).then_some(line)));
+            // Innermost first: each frame's place is where the frame inside it was called.
+            for &die in chain.iter().rev().chain([&cand.die]) {
                 let d = info(die)?;
-                let (file_now, line_now) = loc.take().unwrap_or((None, None));
+                let (file, line) = loc.take().unwrap_or((None, None));
                 frames.push(Frame {
-                    die,
+                    die: Some(die),
                     name: d.name,
-                    file: file_now,
-                    line: line_now,
+                    file,
+                    line,
                 });
                 let call_file = d
                     .call_file
-                    .and_then(|i| lines.as_ref().and_then(|_| file(i)));
+                    .and_then(|i| lines.as_ref().and_then(|_| file_of(i)));
                 loc = Some((call_file, (d.call_line != 0).then_some(d.call_line)));
             }
-            let d = info(cand.die)?;
-            let (file_now, line_now) = loc.take().unwrap_or((None, None));
-            frames.push(Frame {
-                die: cand.die,
-                name: d.name,
-                file: file_now,
-                line: line_now,
-            });
             Some(frames)
         })
         .collect()

@@ -281,15 +281,6 @@ impl DwarfResolver {
                     left.push(k);
                     continue;
                 };
-                let frames: Vec<Frame> = frames
-                    .into_iter()
-                    .map(|f| Frame {
-                        die: Some(f.die),
-                        name: f.name,
-                        file: f.file,
-                        line: f.line,
-                    })
-                    .collect();
                 found(
                     k,
                     self.symbolized(&unit, entry.lang, addrs[k], &frames, symbol_at),
