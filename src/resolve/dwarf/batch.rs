@@ -13,6 +13,7 @@ use std::num::NonZeroU64;
 
 use gimli::AttributeValue;
 
+use super::skip::{Cursor, Plans};
 use super::{Fast, Frame, R};
 use crate::resolve::Text;
 
@@ -52,20 +53,25 @@ struct RangeAttrs {
 }
 
 impl RangeAttrs {
-    fn take(&mut self, unit: &URef<'_>, attr: &gimli::Attribute<R>) -> gimli::Result<()> {
-        match attr.name() {
-            gimli::DW_AT_low_pc => match attr.value() {
+    fn take(
+        &mut self,
+        unit: &URef<'_>,
+        name: gimli::DwAt,
+        value: AttributeValue<R>,
+    ) -> gimli::Result<()> {
+        match name {
+            gimli::DW_AT_low_pc => match value {
                 AttributeValue::Addr(v) => self.low = Some(v),
                 AttributeValue::DebugAddrIndex(i) => self.low = Some(unit.address(i)?),
                 _ => {}
             },
-            gimli::DW_AT_high_pc => match attr.value() {
+            gimli::DW_AT_high_pc => match value {
                 AttributeValue::Addr(v) => self.high = Some(v),
                 AttributeValue::DebugAddrIndex(i) => self.high = Some(unit.address(i)?),
                 AttributeValue::Udata(v) => self.size = Some(v),
                 _ => {}
             },
-            gimli::DW_AT_ranges => self.list = unit.attr_ranges_offset(attr.value())?,
+            gimli::DW_AT_ranges => self.list = unit.attr_ranges_offset(value)?,
             _ => {}
         }
         Ok(())
@@ -135,7 +141,7 @@ impl Units {
                             lang = Some(v);
                         }
                     } else {
-                        attrs.take(&uref, &attr)?;
+                        attrs.take(&uref, attr.name(), attr.value())?;
                     }
                 }
                 let found = match attrs.list {
@@ -225,6 +231,7 @@ pub(super) struct Scratch {
     subs: Vec<(u64, u64, usize)>,
     funcs: Vec<Option<usize>>,
     open: Vec<(isize, Option<usize>, usize)>,
+    plans: Plans,
 }
 
 /// What a unit's line program says about some addresses.
@@ -579,7 +586,11 @@ fn walk(unit: &URef<'_>, asks: &[u64], scratch: &mut Scratch) -> gimli::Result<V
         i < asks.len() && asks[i] < e
     };
     let Scratch {
-        subs, funcs, open, ..
+        subs,
+        funcs,
+        open,
+        plans,
+        ..
     } = scratch;
     subs.clear();
     funcs.clear();
@@ -588,23 +599,25 @@ fn walk(unit: &URef<'_>, asks: &[u64], scratch: &mut Scratch) -> gimli::Result<V
     // what is below it).
     open.clear();
     let mut context: (Option<usize>, usize) = (None, 0);
-    let mut entries = unit.entries_raw(None)?;
-    while !entries.is_empty() {
-        let depth = entries.next_depth();
+    plans.build(&unit.header, &unit.abbreviations);
+    let mut cursor = Cursor::new(unit)?;
+    // Filled only for the DIEs `wanted` picks, emptied after each.
+    let mut attrs = RangeAttrs::default();
+    while !cursor.is_empty() {
+        let depth = cursor.depth();
         while open.last().is_some_and(|o| o.0 >= depth) {
             open.pop();
             context = open.last().map_or((None, 0), |o| (o.1, o.2));
         }
-        let offset = entries.next_offset();
-        let Some(abbrev) = entries.read_abbreviation()? else {
-            continue;
+        let offset = cursor.offset();
+        // Inlined calls matter only inside a subprogram holding an address asked.
+        let wanted = |tag| {
+            tag == gimli::DW_TAG_subprogram
+                || (tag == gimli::DW_TAG_inlined_subroutine && context.0.is_some())
         };
-        match abbrev.tag() {
-            gimli::DW_TAG_subprogram => {
-                let mut attrs = RangeAttrs::default();
-                for spec in abbrev.attributes() {
-                    attrs.take(unit, &entries.read_attribute(*spec)?)?;
-                }
+        let tag = cursor.next(plans, wanted, &mut |n, v| attrs.take(unit, n, v))?;
+        match (tag, context) {
+            (Some(gimli::DW_TAG_subprogram), _) => {
                 let index = funcs.len();
                 let mut asked = false;
                 let has = attrs.each(unit, |b, e| {
@@ -625,22 +638,16 @@ fn walk(unit: &URef<'_>, asks: &[u64], scratch: &mut Scratch) -> gimli::Result<V
                 }
                 context = (cand, 0);
                 open.push((depth, context.0, context.1));
+                attrs = RangeAttrs::default();
             }
-            gimli::DW_TAG_inlined_subroutine => {
-                let (Some(c), inline_depth) = context else {
-                    entries.skip_attributes(abbrev.attributes())?;
-                    continue;
-                };
-                let mut attrs = RangeAttrs::default();
-                for spec in abbrev.attributes() {
-                    attrs.take(unit, &entries.read_attribute(*spec)?)?;
-                }
+            (Some(gimli::DW_TAG_inlined_subroutine), (Some(c), inline_depth)) => {
                 let list = &mut cands[c].inlines;
                 attrs.each(unit, |b, e| list.push((inline_depth, b, e, offset)))?;
                 context = (Some(c), inline_depth + 1);
                 open.push((depth, context.0, context.1));
+                attrs = RangeAttrs::default();
             }
-            _ => entries.skip_attributes(abbrev.attributes())?,
+            _ => {}
         }
     }
     subs.sort_unstable_by_key(|s| s.0);

@@ -3,6 +3,7 @@
 
 mod batch;
 pub mod names;
+mod skip;
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;

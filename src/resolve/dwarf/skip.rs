@@ -1,0 +1,504 @@
+//! Stepping over DIEs without decoding them. A batch walks every DIE of the units it
+//! asks about (tens of megabytes on a big binary) and reads the attributes of few: for the
+//! rest, gimli's `skip_attributes` works out each attribute's size from its form, DIE
+//! after DIE. Here each abbreviation's sizes are worked out once per unit into a plan
+//! (runs of fixed-size attributes merged), so most DIEs are stepped over with one add.
+
+use gimli::{Abbreviations, AttributeValue, DwTag, UnitHeader};
+
+use super::R;
+
+/// One step over an abbreviation's attributes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Step {
+    Fixed(usize),
+    /// A LEB128 number.
+    Leb,
+    /// A block whose length is in the 1, 2 or 4 bytes before it.
+    Block(u8),
+    /// A block whose length is a ULEB128 before it (`DW_FORM_block`, `exprloc`).
+    BlockLeb,
+    /// A NUL-terminated string.
+    Str,
+    /// An address range attribute (`DW_AT_low_pc`, `high_pc`, `ranges`) of a subprogram
+    /// or inlined call: read when the caller wants the DIE's ranges, else stepped over
+    /// as `size` says (bytes; 0: a LEB128).
+    Range {
+        index: u32,
+        form: Form,
+        size: u8,
+    },
+}
+
+/// How a range attribute is read: its value decoded here for the forms compilers use,
+/// as gimli's `Attribute::value` gives it; by gimli for any other.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Form {
+    /// `DW_FORM_addr`.
+    Addr,
+    /// `DW_FORM_data1`-`data8` of `DW_AT_high_pc` (an offset from the low pc).
+    Data,
+    /// `DW_FORM_udata` of `DW_AT_high_pc`.
+    Udata,
+    /// `DW_FORM_sec_offset` of `DW_AT_ranges`.
+    RangesOffset,
+    /// `DW_FORM_addrx*`: an index into `.debug_addr`.
+    AddrIndex,
+    /// `DW_FORM_rnglistx` of `DW_AT_ranges`.
+    RangesIndex,
+    Gimli,
+}
+
+fn range_form(name: gimli::DwAt, form: gimli::DwForm) -> Form {
+    match (name, form) {
+        (gimli::DW_AT_low_pc | gimli::DW_AT_high_pc, gimli::DW_FORM_addr) => Form::Addr,
+        (
+            gimli::DW_AT_low_pc | gimli::DW_AT_high_pc,
+            gimli::DW_FORM_addrx
+            | gimli::DW_FORM_GNU_addr_index
+            | gimli::DW_FORM_addrx1
+            | gimli::DW_FORM_addrx2
+            | gimli::DW_FORM_addrx3
+            | gimli::DW_FORM_addrx4,
+        ) => Form::AddrIndex,
+        (
+            gimli::DW_AT_high_pc,
+            gimli::DW_FORM_data1
+            | gimli::DW_FORM_data2
+            | gimli::DW_FORM_data4
+            | gimli::DW_FORM_data8,
+        ) => Form::Data,
+        (gimli::DW_AT_high_pc, gimli::DW_FORM_udata) => Form::Udata,
+        (gimli::DW_AT_ranges, gimli::DW_FORM_sec_offset) => Form::RangesOffset,
+        (gimli::DW_AT_ranges, gimli::DW_FORM_rnglistx) => Form::RangesIndex,
+        _ => Form::Gimli,
+    }
+}
+
+/// How to step over an attribute of this form; `None`: a form only gimli reads
+/// (`DW_FORM_indirect`, unknown forms).
+fn step_of(spec: &gimli::AttributeSpecification, header: &UnitHeader<R>) -> Option<Step> {
+    if let Some(n) = spec.size(header) {
+        return Some(Step::Fixed(n));
+    }
+    Some(match spec.form() {
+        gimli::DW_FORM_block1 => Step::Block(1),
+        gimli::DW_FORM_block2 => Step::Block(2),
+        gimli::DW_FORM_block4 => Step::Block(4),
+        gimli::DW_FORM_block | gimli::DW_FORM_exprloc => Step::BlockLeb,
+        gimli::DW_FORM_string => Step::Str,
+        gimli::DW_FORM_udata
+        | gimli::DW_FORM_sdata
+        | gimli::DW_FORM_ref_udata
+        | gimli::DW_FORM_strx
+        | gimli::DW_FORM_GNU_str_index
+        | gimli::DW_FORM_addrx
+        | gimli::DW_FORM_GNU_addr_index
+        | gimli::DW_FORM_loclistx
+        | gimli::DW_FORM_rnglistx => Step::Leb,
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Copy)]
+struct Plan {
+    tag: DwTag,
+    children: bool,
+    /// `steps[first..first + count]`; `None`: a form only gimli reads.
+    steps: Option<(u32, u32)>,
+    /// All its attributes together are this many bytes (the common case).
+    fixed: Option<u32>,
+}
+
+/// The plans of one unit's abbreviations, reused from unit to unit.
+#[derive(Default)]
+pub(super) struct Plans {
+    plans: Vec<Plan>,
+    steps: Vec<Step>,
+}
+
+impl Plans {
+    /// Plans for the abbreviations numbered 1, 2, … of `abbrevs` (compilers number them
+    /// so); any other code is looked up in `abbrevs` as it comes.
+    pub(super) fn build(&mut self, header: &UnitHeader<R>, abbrevs: &Abbreviations) {
+        self.plans.clear();
+        self.steps.clear();
+        let mut code = 1;
+        while let Some(a) = abbrevs.get(code) {
+            let first = self.steps.len();
+            let ranged = matches!(
+                a.tag(),
+                gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine
+            );
+            let mut ok = true;
+            for (i, spec) in a.attributes().iter().enumerate() {
+                let Some(mut step) = step_of(spec, header) else {
+                    ok = false;
+                    break;
+                };
+                let size = match step {
+                    Step::Fixed(n) => u8::try_from(n).ok().filter(|&n| n > 0),
+                    Step::Leb => Some(0),
+                    _ => None,
+                };
+                // Other forms of these attributes give no range (`RangeAttrs::take`).
+                if ranged
+                    && let Some(size) = size
+                    && matches!(
+                        spec.name(),
+                        gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
+                    )
+                {
+                    let form = range_form(spec.name(), spec.form());
+                    step = Step::Range {
+                        index: i as u32,
+                        form,
+                        size,
+                    };
+                }
+                let merge = self.steps.len() > first;
+                match (self.steps.last_mut(), step) {
+                    (Some(Step::Fixed(n)), Step::Fixed(m)) if merge => *n += m,
+                    _ => self.steps.push(step),
+                }
+            }
+            if !ok {
+                self.steps.truncate(first);
+            }
+            let fixed = match (ok, &self.steps[first..]) {
+                (true, []) => Some(0),
+                (true, [Step::Fixed(n)]) => u32::try_from(*n).ok(),
+                _ => None,
+            };
+            self.plans.push(Plan {
+                tag: a.tag(),
+                children: a.has_children(),
+                steps: ok.then(|| (first as u32, (self.steps.len() - first) as u32)),
+                fixed,
+            });
+            code += 1;
+        }
+    }
+}
+
+/// A position in a unit's DIEs.
+pub(super) struct Cursor<'a> {
+    unit: &'a gimli::UnitRef<'a, R>,
+    bytes: &'a [u8],
+    /// The unit offset of `bytes[0]`.
+    base: usize,
+    pos: usize,
+    depth: isize,
+    big_endian: bool,
+}
+
+fn eof() -> gimli::Error {
+    gimli::Error::UnexpectedEof(gimli::ReaderOffsetId(0))
+}
+
+impl<'a> Cursor<'a> {
+    /// At the unit's first DIE.
+    pub(super) fn new(unit: &'a gimli::UnitRef<'a, R>) -> gimli::Result<Cursor<'a>> {
+        let root = unit.header.root_offset();
+        let input = unit.header.range_from(root..)?;
+        Ok(Cursor {
+            unit,
+            bytes: input.slice(),
+            base: root.0,
+            pos: 0,
+            depth: 0,
+            big_endian: gimli::Endianity::is_big_endian(gimli::Reader::endian(&input)),
+        })
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.pos >= self.bytes.len()
+    }
+
+    /// The unit offset of the next DIE.
+    pub(super) fn offset(&self) -> gimli::UnitOffset<usize> {
+        gimli::UnitOffset(self.base + self.pos)
+    }
+
+    /// The depth of the next DIE, as gimli's `EntriesRaw::next_depth` counts it.
+    pub(super) fn depth(&self) -> isize {
+        self.depth
+    }
+
+    fn byte(&mut self) -> gimli::Result<u8> {
+        let b = *self.bytes.get(self.pos).ok_or_else(eof)?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn uleb(&mut self) -> gimli::Result<u64> {
+        let mut value = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = self.byte()?;
+            if shift == 63 && b > 1 {
+                return Err(gimli::Error::BadUnsignedLeb128);
+            }
+            value |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+            shift += 7;
+        }
+    }
+
+    fn skip(&mut self, n: usize) -> gimli::Result<()> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
+        self.pos = end.ok_or_else(eof)?;
+        Ok(())
+    }
+
+    /// A number of `n` ≤ 8 bytes.
+    fn fixed(&mut self, n: usize) -> gimli::Result<u64> {
+        if n > 8 {
+            return Err(gimli::Error::UnsupportedAddressSize(n as u8));
+        }
+        let b = self.bytes.get(self.pos..self.pos + n).ok_or_else(eof)?;
+        self.pos += n;
+        Ok(b.iter().enumerate().fold(0u64, |v, (i, &x)| {
+            let shift = if self.big_endian {
+                8 * (n - 1 - i)
+            } else {
+                8 * i
+            };
+            v | u64::from(x) << shift
+        }))
+    }
+
+    fn step(&mut self, step: Step) -> gimli::Result<()> {
+        match step {
+            Step::Fixed(n) => self.skip(n),
+            Step::Leb => {
+                while self.byte()? & 0x80 != 0 {}
+                Ok(())
+            }
+            Step::Block(n) => {
+                let len = self.fixed(usize::from(n))?;
+                self.skip(usize::try_from(len).map_err(|_| eof())?)
+            }
+            Step::BlockLeb => {
+                let len = self.uleb()?;
+                self.skip(usize::try_from(len).map_err(|_| eof())?)
+            }
+            Step::Str => {
+                let n = memchr::memchr(0, &self.bytes[self.pos..]).ok_or_else(eof)?;
+                self.pos += n + 1;
+                Ok(())
+            }
+            Step::Range { size: 0, .. } => self.step(Step::Leb),
+            Step::Range { size, .. } => self.skip(usize::from(size)),
+        }
+    }
+
+    /// Steps over the next DIE; `None` for the null entry closing a list of children,
+    /// else its tag. Where `wanted(tag)`, its address range attributes are handed to
+    /// `take` as gimli reads them.
+    pub(super) fn next(
+        &mut self,
+        plans: &Plans,
+        wanted: impl Fn(DwTag) -> bool,
+        take: &mut dyn FnMut(gimli::DwAt, AttributeValue<R>) -> gimli::Result<()>,
+    ) -> gimli::Result<Option<DwTag>> {
+        let start = self.pos;
+        // Abbreviation codes are mostly below 128: one byte.
+        let code = match self.bytes.get(start) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                u64::from(b)
+            }
+            _ => self.uleb()?,
+        };
+        if code == 0 {
+            self.depth -= 1;
+            return Ok(None);
+        }
+        let plan = usize::try_from(code - 1)
+            .ok()
+            .and_then(|i| plans.plans.get(i));
+        let Some((plan, (first, count))) = plan.and_then(|p| Some((p, p.steps?))) else {
+            return self.next_by_gimli(start, code, wanted, take);
+        };
+        if plan.children {
+            self.depth += 1;
+        }
+        if let Some(n) = plan.fixed {
+            self.skip(n as usize)?;
+            return Ok(Some(plan.tag));
+        }
+        let read = wanted(plan.tag);
+        for &step in &plans.steps[first as usize..(first + count) as usize] {
+            match step {
+                Step::Range { index, form, size } if read => {
+                    self.read_range(code, index, form, size, take)?
+                }
+                Step::Fixed(n) => self.skip(n)?,
+                _ => self.step(step)?,
+            }
+        }
+        Ok(Some(plan.tag))
+    }
+
+    fn read_range(
+        &mut self,
+        code: u64,
+        index: u32,
+        form: Form,
+        size: u8,
+        take: &mut dyn FnMut(gimli::DwAt, AttributeValue<R>) -> gimli::Result<()>,
+    ) -> gimli::Result<()> {
+        let abbrev = self.unit.abbreviations.get(code);
+        let spec = abbrev.and_then(|a| a.attributes().get(index as usize));
+        let spec = *spec.ok_or(gimli::Error::InvalidAbbreviationCode(code))?;
+        let number = |c: &mut Self| match size {
+            0 => c.uleb(),
+            n => c.fixed(usize::from(n)),
+        };
+        let value = match form {
+            Form::Addr => AttributeValue::Addr(number(self)?),
+            Form::Data | Form::Udata => AttributeValue::Udata(number(self)?),
+            Form::RangesOffset => {
+                let offset = usize::try_from(number(self)?).map_err(|_| eof())?;
+                AttributeValue::RangeListsRef(gimli::RawRangeListsOffset(offset))
+            }
+            Form::AddrIndex => {
+                let i = usize::try_from(number(self)?).map_err(|_| eof())?;
+                AttributeValue::DebugAddrIndex(gimli::DebugAddrIndex(i))
+            }
+            Form::RangesIndex => {
+                let i = usize::try_from(number(self)?).map_err(|_| eof())?;
+                AttributeValue::DebugRngListsIndex(gimli::DebugRngListsIndex(i))
+            }
+            Form::Gimli => {
+                let mut entries = self.unit.entries_raw(Some(self.offset()))?;
+                let attr = entries.read_attribute(spec)?;
+                self.pos = entries.next_offset().0 - self.base;
+                attr.value()
+            }
+        };
+        take(spec.name(), value)
+    }
+
+    /// [`Self::next`] for an abbreviation without a plan, all by gimli.
+    fn next_by_gimli(
+        &mut self,
+        start: usize,
+        code: u64,
+        wanted: impl Fn(DwTag) -> bool,
+        take: &mut dyn FnMut(gimli::DwAt, AttributeValue<R>) -> gimli::Result<()>,
+    ) -> gimli::Result<Option<DwTag>> {
+        let abbrev = self
+            .unit
+            .abbreviations
+            .get(code)
+            .ok_or(gimli::Error::InvalidAbbreviationCode(code))?;
+        let mut entries = self
+            .unit
+            .entries_raw(Some(gimli::UnitOffset(self.base + start)))?;
+        entries.read_abbreviation()?;
+        if wanted(abbrev.tag()) {
+            for spec in abbrev.attributes() {
+                let attr = entries.read_attribute(*spec)?;
+                take(attr.name(), attr.value())?;
+            }
+        } else {
+            entries.skip_attributes(abbrev.attributes())?;
+        }
+        self.pos = entries.next_offset().0 - self.base;
+        if abbrev.has_children() {
+            self.depth += 1;
+        }
+        Ok(Some(abbrev.tag()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::{Object, ObjectSection};
+
+    /// Every DIE of `path`'s units as gimli reads them and as the cursor steps over them:
+    /// offset, depth, tag and, for subprograms and inlined calls, the range attributes.
+    fn same_dies_as_gimli(path: &str) -> usize {
+        let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
+        let data: &'static [u8] = Box::leak(std::fs::read(&full).unwrap().into_boxed_slice());
+        let file = object::File::parse(data).unwrap();
+        let dwarf = gimli::Dwarf::load(|id| -> Result<R, gimli::Error> {
+            let bytes = file
+                .section_by_name(id.name())
+                .and_then(|s| s.data().ok())
+                .unwrap_or(&[]);
+            Ok(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little))
+        })
+        .unwrap();
+        let ranged = |t| t == gimli::DW_TAG_subprogram || t == gimli::DW_TAG_inlined_subroutine;
+        let is_range = |n| {
+            matches!(
+                n,
+                gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
+            )
+        };
+        let mut plans = Plans::default();
+        let mut headers = dwarf.units();
+        let mut dies = 0;
+        while let Some(header) = headers.next().unwrap() {
+            let unit = dwarf.unit(header).unwrap();
+            let unit = gimli::UnitRef::new(&dwarf, &unit);
+            plans.build(&unit.header, &unit.abbreviations);
+            let mut cursor = Cursor::new(&unit).unwrap();
+            let mut entries = unit.entries_raw(None).unwrap();
+            while !entries.is_empty() {
+                assert_eq!(cursor.offset(), entries.next_offset(), "{path}");
+                assert_eq!(cursor.depth(), entries.next_depth(), "{path}");
+                let mut got = Vec::new();
+                let tag = cursor
+                    .next(&plans, ranged, &mut |n, v| {
+                        got.push(format!("{n} {v:?}"));
+                        Ok(())
+                    })
+                    .unwrap();
+                let abbrev = entries.read_abbreviation().unwrap();
+                assert_eq!(tag, abbrev.map(|a| a.tag()), "{path}");
+                let mut want = Vec::new();
+                for spec in abbrev.map_or(&[][..], |a| a.attributes()) {
+                    let attr = entries.read_attribute(*spec).unwrap();
+                    if tag.is_some_and(ranged) && is_range(attr.name()) {
+                        want.push(format!("{} {:?}", attr.name(), attr.value()));
+                    }
+                }
+                if tag.is_some_and(ranged) {
+                    let got: Vec<_> = got
+                        .into_iter()
+                        .filter(|g| {
+                            ["DW_AT_low_pc", "DW_AT_high_pc", "DW_AT_ranges"]
+                                .iter()
+                                .any(|n| g.starts_with(n))
+                        })
+                        .collect();
+                    assert_eq!(got, want, "{path} at {:?}", cursor.offset());
+                }
+                dies += 1;
+            }
+            assert!(cursor.is_empty());
+        }
+        dies
+    }
+
+    #[test]
+    fn cursor_steps_over_dies_as_gimli_reads_them() {
+        for path in [
+            "fixtures/corpus/elf/shapes-clang19-O2-dwarf5-nopie",
+            "fixtures/corpus/elf/shapes-clang19-O0-dwarf4",
+            "fixtures/corpus/elf/shapes-gcc-O0-dwarf5",
+            "fixtures/corpus/elf/tmpl-gcc-O2-dwarf4",
+            "fixtures/corpus/elf/tmpl-clang19-O2-dwarf5",
+            "fixtures/corpus/elf/libmathlib-gcc-O0.so",
+        ] {
+            assert!(same_dies_as_gimli(path) > 10, "{path}");
+        }
+    }
+}
