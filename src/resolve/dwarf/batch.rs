@@ -13,6 +13,7 @@ use std::num::NonZeroU64;
 
 use gimli::AttributeValue;
 
+use super::lines;
 use super::skip::{Cursor, Plans};
 use super::{Fast, Frame, R};
 use crate::resolve::Text;
@@ -245,6 +246,74 @@ struct LineScan {
     several: Vec<bool>,
 }
 
+/// Takes a line program's rows as addr2line's `Lines::parse` does.
+struct RowSink<'a> {
+    asks: &'a [u64],
+    /// The rows of the current sequence: `(address, file, line)`.
+    seq: &'a mut Vec<(u64, u64, u32)>,
+    scan: LineScan,
+    /// Addresses visited over all sequences: once each unless sequences overlap; a file
+    /// whose sequences overlap over and over is left to addr2line (sorted lookups).
+    visits: usize,
+}
+
+impl<'a> RowSink<'a> {
+    fn new(asks: &'a [u64], seq: &'a mut Vec<(u64, u64, u32)>) -> RowSink<'a> {
+        seq.clear();
+        RowSink {
+            asks,
+            seq,
+            scan: LineScan {
+                sequences: Vec::new(),
+                found: vec![None; asks.len()],
+                several: vec![false; asks.len()],
+            },
+            visits: 0,
+        }
+    }
+
+    fn row(&mut self, address: u64, file: u64, line: u64, end: bool) -> gimli::Result<()> {
+        let (asks, seq, scan) = (self.asks, &mut *self.seq, &mut self.scan);
+        if !end {
+            let line = line as u32;
+            match seq.last_mut() {
+                Some(last) if last.0 == address => (last.1, last.2) = (file, line),
+                _ => seq.push((address, file, line)),
+            }
+            return Ok(());
+        }
+        let Some(&(start, _, _)) = seq.first() else {
+            return Ok(());
+        };
+        if start < address {
+            let id = scan.sequences.len();
+            scan.sequences.push((start, address));
+            let lo = asks.partition_point(|&a| a < start);
+            for (k, &a) in asks.iter().enumerate().skip(lo) {
+                if a >= address {
+                    break;
+                }
+                self.visits += 1;
+                if self.visits > 8 * asks.len() + 4096 {
+                    return Err(gimli::Error::NoEntryAtGivenOffset(0));
+                }
+                let at = match seq.binary_search_by(|r| r.0.cmp(&a)) {
+                    Ok(x) => Some(x),
+                    Err(0) => None,
+                    Err(x) => Some(x - 1),
+                };
+                let row = at.map(|x| (seq[x].1, seq[x].2));
+                if scan.found[k].is_some() {
+                    scan.several[k] = true;
+                }
+                scan.found[k] = Some((id, row));
+            }
+        }
+        seq.clear();
+        Ok(())
+    }
+}
+
 /// Runs the line program once, as addr2line's `Lines::parse` reads it (rows at one
 /// address merged, the last one kept; empty sequences dropped) but keeping only the rows
 /// the sorted `asks` fall on. `Ok(None)` when the unit has no line program; `Err` where
@@ -257,63 +326,30 @@ fn scan_lines(
     let Some(program) = unit.line_program.clone() else {
         return Ok(None);
     };
-    let mut rows = program.rows();
-    seq.clear();
-    let mut scan = LineScan {
-        sequences: Vec::new(),
-        found: vec![None; asks.len()],
-        several: vec![false; asks.len()],
-    };
-    // Addresses visited over all sequences: once each unless sequences overlap; a file
-    // whose sequences overlap over and over is left to addr2line (sorted lookups).
-    let mut visits = 0usize;
-    let most = 8 * asks.len() + 4096;
-    while let Some((_, row)) = rows.next_row()? {
-        if row.end_sequence() {
-            if let Some(&(start, _, _)) = seq.first() {
-                let end = row.address();
-                if start < end {
-                    let id = scan.sequences.len();
-                    scan.sequences.push((start, end));
-                    let lo = asks.partition_point(|&a| a < start);
-                    for (k, &a) in asks.iter().enumerate().skip(lo) {
-                        if a >= end {
-                            break;
-                        }
-                        visits += 1;
-                        if visits > most {
-                            return Err(gimli::Error::NoEntryAtGivenOffset(0));
-                        }
-                        let at = match seq.binary_search_by(|r| r.0.cmp(&a)) {
-                            Ok(x) => Some(x),
-                            Err(0) => None,
-                            Err(x) => Some(x - 1),
-                        };
-                        let row = at.map(|x| (seq[x].1, seq[x].2));
-                        if scan.found[k].is_some() {
-                            scan.several[k] = true;
-                        }
-                        scan.found[k] = Some((id, row));
-                    }
-                }
-                seq.clear();
+    let mut sink = RowSink::new(asks, seq);
+    match lines::run(program.header(), &mut |a, f, l, e| sink.row(a, f, l, e)) {
+        Ok(()) => {
+            check_files(unit, program.header())?;
+            Ok(Some(sink.scan))
+        }
+        Err(lines::Stop::Row(e)) => Err(e),
+        Err(lines::Stop::Gimli) => {
+            // Again from the start, by gimli's rows.
+            sink = RowSink::new(asks, sink.seq);
+            let mut rows = program.rows();
+            while let Some((_, row)) = rows.next_row()? {
+                let line = row.line().map_or(0, NonZeroU64::get);
+                sink.row(row.address(), row.file_index(), line, row.end_sequence())?;
             }
-            continue;
+            // With the files its program defined.
+            check_files(unit, rows.header())?;
+            Ok(Some(sink.scan))
         }
-        let address = row.address();
-        let file = row.file_index();
-        let line = row.line().map(NonZeroU64::get).unwrap_or(0) as u32;
-        if let Some(last) = seq.last_mut()
-            && last.0 == address
-        {
-            last.1 = file;
-            last.2 = line;
-            continue;
-        }
-        seq.push((address, file, line));
     }
-    // addr2line renders every file path of the table and fails the unit if one fails.
-    let header = rows.header();
+}
+
+/// addr2line renders every file path of the table and fails the unit if one fails.
+fn check_files(unit: &URef<'_>, header: &gimli::LineProgramHeader<R>) -> gimli::Result<()> {
     let mut index = if header.file(0).is_some() { 0 } else { 1 };
     while let Some(file) = header.file(index) {
         if file.directory_index() != 0
@@ -324,7 +360,7 @@ fn scan_lines(
         unit.attr_string(file.path_name())?;
         index += 1;
     }
-    Ok(Some(scan))
+    Ok(())
 }
 
 /// addr2line's path for a file index of the unit's line table (`Lines::file`).

@@ -2,6 +2,7 @@
 //! `Context`; the function's entry and size come from the subprogram DIE's ranges.
 
 mod batch;
+mod lines;
 pub mod names;
 mod skip;
 

@@ -1,0 +1,334 @@
+//! A line program run for its rows' address, file and line only. A batch runs the line
+//! program of every unit it asks about (millions of rows on a big binary); gimli's
+//! `LineRows` builds each instruction and the whole row state. This runs the same state
+//! machine on the bytes, for the programs compilers write. Anything else (a `define_file`,
+//! VLIW operation indices, a malformed or oversized operand) stops it with
+//! [`Stop::Gimli`]: the caller runs gimli's `LineRows` instead, so rows seen here are
+//! always gimli's rows.
+
+use gimli::LineProgramHeader;
+
+use super::R;
+
+pub(super) enum Stop {
+    /// Not a program this runner reads exactly as gimli does: run gimli's.
+    Gimli,
+    /// The row callback's error.
+    Row(gimli::Error),
+}
+
+/// One row: address, file index, line (0: none), whether it ends a sequence.
+pub(super) type OnRow<'a> = dyn FnMut(u64, u64, u64, bool) -> gimli::Result<()> + 'a;
+
+struct Bytes<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl Bytes<'_> {
+    fn u8(&mut self) -> Result<u8, Stop> {
+        let v = *self.b.get(self.pos).ok_or(Stop::Gimli)?;
+        self.pos += 1;
+        Ok(v)
+    }
+
+    /// At most 9 bytes (63 bits): gimli reads those to the same value; longer ones are
+    /// left to it.
+    fn uleb(&mut self) -> Result<u64, Stop> {
+        let mut v = 0u64;
+        for shift in (0..63).step_by(7) {
+            let b = self.u8()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(Stop::Gimli)
+    }
+
+    fn sleb(&mut self) -> Result<i64, Stop> {
+        let mut v = 0i64;
+        for shift in (0..63).step_by(7) {
+            let b = self.u8()?;
+            v |= i64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                if shift + 7 < 64 && b & 0x40 != 0 {
+                    v |= !0 << (shift + 7);
+                }
+                return Ok(v);
+            }
+        }
+        Err(Stop::Gimli)
+    }
+
+    fn uint(&mut self, n: usize, big_endian: bool) -> Result<u64, Stop> {
+        let b = self.b.get(self.pos..self.pos + n).ok_or(Stop::Gimli)?;
+        self.pos += n;
+        Ok(b.iter().enumerate().fold(0u64, |v, (i, &x)| {
+            let shift = if big_endian { 8 * (n - 1 - i) } else { 8 * i };
+            v | u64::from(x) << shift
+        }))
+    }
+}
+
+/// Runs `header`'s program, handing each row gimli's `LineRows::next_row` would give to
+/// `on_row`.
+pub(super) fn run(header: &LineProgramHeader<R>, on_row: &mut OnRow<'_>) -> Result<(), Stop> {
+    let size = header.address_size();
+    let (base, range) = (header.opcode_base(), header.line_range());
+    if header.maximum_operations_per_instruction() != 1
+        || range == 0
+        || !matches!(size, 1 | 2 | 4 | 8)
+    {
+        return Err(Stop::Gimli);
+    }
+    let mask = !0u64 >> (64 - u32::from(size) * 8);
+    let min_tombstone = mask.wrapping_sub(1) & mask;
+    let min_len = u64::from(header.minimum_instruction_length());
+    let line_base = i64::from(header.line_base());
+    let lengths = header.standard_opcode_lengths().slice();
+    let program = header.raw_program_buf();
+    let big_endian = gimli::Endianity::is_big_endian(gimli::Reader::endian(&program));
+    let mut input = Bytes {
+        b: program.slice(),
+        pos: 0,
+    };
+    // gimli's row registers that matter here.
+    let (mut address, mut file, mut line, mut tombstone) = (0u64, 1u64, 1u64, false);
+    let advance = |address: &mut u64, tombstone: bool, by: u64| -> Result<(), Stop> {
+        if !tombstone {
+            let a = address.checked_add(by).ok_or(Stop::Gimli)?;
+            if a & !mask != 0 {
+                return Err(Stop::Gimli);
+            }
+            *address = a;
+        }
+        Ok(())
+    };
+    let line_advance = |line: &mut u64, by: i64| {
+        if by < 0 {
+            *line = line.saturating_sub(by.unsigned_abs());
+        } else {
+            *line = line.wrapping_add(by as u64);
+        }
+    };
+    while input.pos < input.b.len() {
+        let opcode = input.u8()?;
+        let mut end = false;
+        if opcode >= base {
+            let adjusted = opcode - base;
+            line_advance(&mut line, line_base + i64::from(adjusted % range));
+            advance(
+                &mut address,
+                tombstone,
+                min_len.wrapping_mul(u64::from(adjusted / range)),
+            )?;
+        } else if opcode == 0 {
+            let len = usize::try_from(input.uleb()?).map_err(|_| Stop::Gimli)?;
+            let start = input.pos;
+            let stop = start.checked_add(len).filter(|&e| e <= input.b.len());
+            let stop = stop.ok_or(Stop::Gimli)?;
+            let mut rest = Bytes {
+                b: &input.b[..stop],
+                pos: start,
+            };
+            match rest.u8()? {
+                1 => end = true,
+                2 => {
+                    let a = rest.uint(usize::from(size), big_endian)?;
+                    tombstone = a < address || a >= min_tombstone;
+                    if !tombstone {
+                        address = a;
+                    }
+                }
+                3 if header.version() <= 4 => return Err(Stop::Gimli),
+                4 => {
+                    rest.uleb()?;
+                }
+                _ => {}
+            }
+            input.pos = stop;
+            if !end {
+                continue;
+            }
+        } else {
+            match opcode {
+                1 => {}
+                2 => {
+                    let by = input.uleb()?;
+                    advance(&mut address, tombstone, min_len.wrapping_mul(by))?;
+                    continue;
+                }
+                3 => {
+                    let by = input.sleb()?;
+                    line_advance(&mut line, by);
+                    continue;
+                }
+                4 => {
+                    file = input.uleb()?;
+                    continue;
+                }
+                5 | 12 => {
+                    input.uleb()?;
+                    continue;
+                }
+                6 | 7 | 10 | 11 => continue,
+                8 => {
+                    let by = min_len.wrapping_mul(u64::from((255 - base) / range));
+                    advance(&mut address, tombstone, by)?;
+                    continue;
+                }
+                9 => {
+                    let by = input.uint(2, big_endian)?;
+                    advance(&mut address, tombstone, by)?;
+                    continue;
+                }
+                _ => {
+                    let n = *lengths.get(usize::from(opcode) - 1).ok_or(Stop::Gimli)?;
+                    for _ in 0..n {
+                        input.uleb()?;
+                    }
+                    continue;
+                }
+            }
+        }
+        // A row (special opcode, copy, end of sequence); rows after a tombstone address
+        // are dropped, the end of their sequence too.
+        if !tombstone {
+            on_row(address, file, line, end).map_err(Stop::Row)?;
+        }
+        if end {
+            (address, file, line, tombstone) = (0, 1, 1, false);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::{Object, ObjectSection};
+
+    /// Every row of every line program of `path`, by this runner and by gimli.
+    fn same_rows_as_gimli(path: &str) -> usize {
+        let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
+        let data: &'static [u8] = Box::leak(std::fs::read(&full).unwrap().into_boxed_slice());
+        let file = object::File::parse(data).unwrap();
+        let dwarf = gimli::Dwarf::load(|id| -> Result<R, gimli::Error> {
+            let bytes = file
+                .section_by_name(id.name())
+                .and_then(|s| s.data().ok())
+                .unwrap_or(&[]);
+            Ok(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little))
+        })
+        .unwrap();
+        let mut headers = dwarf.units();
+        let mut total = 0;
+        while let Some(header) = headers.next().unwrap() {
+            let unit = dwarf.unit(header).unwrap();
+            let Some(program) = unit.line_program.clone() else {
+                continue;
+            };
+            let mut ours = Vec::new();
+            let ran = run(program.header(), &mut |a, f, l, e| {
+                ours.push((a, f, l, e));
+                Ok(())
+            });
+            assert!(
+                ran.is_ok(),
+                "{path}: the runner gave up on a compiler's program"
+            );
+            let mut theirs = Vec::new();
+            let mut rows = program.rows();
+            while let Some((_, r)) = rows.next_row().unwrap() {
+                let line = r.line().map_or(0, std::num::NonZeroU64::get);
+                theirs.push((r.address(), r.file_index(), line, r.end_sequence()));
+            }
+            assert_eq!(ours, theirs, "{path}");
+            total += ours.len();
+        }
+        total
+    }
+
+    #[test]
+    fn rows_are_gimlis_rows() {
+        for path in [
+            "fixtures/corpus/elf/shapes-clang19-O2-dwarf5-nopie",
+            "fixtures/corpus/elf/shapes-clang19-O0-dwarf4",
+            "fixtures/corpus/elf/shapes-gcc-O0-dwarf5",
+            "fixtures/corpus/elf/shapes-gcc-Os-dwarf4",
+            "fixtures/corpus/elf/tmpl-gcc-O2-dwarf4",
+            "fixtures/corpus/elf/tmpl-clang19-O2-dwarf5",
+            "fixtures/corpus/elf/libmathlib-gcc-O0.so",
+        ] {
+            assert!(same_rows_as_gimli(path) > 10, "{path}");
+        }
+    }
+
+    /// A hand-written DWARF 4 program with every opcode kind, a tombstone and an
+    /// opcode the header declares: the runner's rows against gimli's.
+    #[test]
+    fn every_opcode_gives_gimlis_rows() {
+        let mut program: Vec<u8> = Vec::new();
+        let set_address = |p: &mut Vec<u8>, a: u64| {
+            p.extend([0, 9, 2]);
+            p.extend(a.to_le_bytes());
+        };
+        set_address(&mut program, 0x1000);
+        program.extend([0x20, 0x31]); // special opcodes
+        program.extend([2, 0x90, 0x01]); // advance_pc 144
+        program.extend([3, 0x7d]); // advance_line -3
+        program.extend([4, 2, 1]); // set_file 2, copy
+        program.extend([5, 7, 6, 7, 10, 11, 12, 1]); // column, stmt, block, prologue, epilogue, isa
+        program.extend([8, 1]); // const_add_pc, copy
+        program.extend([9, 0x34, 0x12, 1]); // fixed_advance_pc 0x1234, copy
+        program.extend([13, 0x81, 0x01, 5, 1]); // opcode 13 declared with 2 operands
+        program.extend([0, 2, 4, 3]); // set_discriminator 3
+        program.extend([0, 3, 0x80, 1, 2]); // an unknown extended opcode
+        program.extend([0x45, 3, 0x64]); // special, advance_line -28 (below line 1)
+        program.extend([0, 1, 1]); // end_sequence
+        set_address(&mut program, 0x4000);
+        program.extend([0x20]);
+        set_address(&mut program, 0x3000); // lower than the row before: a tombstone
+        program.extend([0x20, 1, 0, 1, 1]); // rows and end of sequence dropped
+        set_address(&mut program, 0x5000);
+        program.extend([0x21, 2, 0x10, 1]);
+        program.extend([0, 1, 1]);
+        set_address(&mut program, u64::MAX); // the DWARF 5 tombstone
+        program.extend([0x20, 0, 1, 1]);
+        set_address(&mut program, 0x6000);
+        program.extend([0x20]); // a sequence without end: its rows still come
+
+        let mut header: Vec<u8> = vec![1, 1, 1, (-5i8) as u8, 14, 14];
+        header.extend([0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 2]);
+        header.extend(b"dir\0\0");
+        header.extend(b"a.c\0\x01\0\0b.c\0\x01\0\0\0");
+        let mut unit: Vec<u8> = 4u16.to_le_bytes().to_vec();
+        unit.extend((header.len() as u32).to_le_bytes());
+        unit.extend(header);
+        unit.extend(program);
+        let mut bytes = (unit.len() as u32).to_le_bytes().to_vec();
+        bytes.extend(unit);
+        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        let section =
+            gimli::DebugLine::from(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little));
+        let program = section
+            .program(gimli::DebugLineOffset(0), 8, None, None)
+            .unwrap();
+        let mut ours = Vec::new();
+        let ran = run(program.header(), &mut |a, f, l, e| {
+            ours.push((a, f, l, e));
+            Ok(())
+        });
+        assert!(ran.is_ok());
+        let mut theirs = Vec::new();
+        let mut rows = program.rows();
+        while let Some((_, r)) = rows.next_row().unwrap() {
+            let line = r.line().map_or(0, std::num::NonZeroU64::get);
+            theirs.push((r.address(), r.file_index(), line, r.end_sequence()));
+        }
+        assert_eq!(ours, theirs);
+        assert!(ours.len() > 10, "{ours:x?}");
+        assert!(ours.iter().all(|r| !(0x3000..0x4000).contains(&r.0)));
+    }
+}
