@@ -54,6 +54,7 @@ struct RangeAttrs {
 }
 
 impl RangeAttrs {
+    #[inline]
     fn take(
         &mut self,
         unit: &URef<'_>,
@@ -272,6 +273,7 @@ impl<'a> RowSink<'a> {
         }
     }
 
+    #[inline(always)]
     fn row(&mut self, address: u64, file: u64, line: u64, end: bool) -> gimli::Result<()> {
         let (asks, seq, scan) = (self.asks, &mut *self.seq, &mut self.scan);
         if !end {
@@ -327,7 +329,7 @@ fn scan_lines(
         return Ok(None);
     };
     let mut sink = RowSink::new(asks, seq);
-    match lines::run(program.header(), &mut |a, f, l, e| sink.row(a, f, l, e)) {
+    match lines::run(program.header(), |a, f, l, e| sink.row(a, f, l, e)) {
         Ok(()) => {
             check_files(unit, program.header())?;
             Ok(Some(sink.scan))

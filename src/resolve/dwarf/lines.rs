@@ -17,15 +17,13 @@ pub(super) enum Stop {
     Row(gimli::Error),
 }
 
-/// One row: address, file index, line (0: none), whether it ends a sequence.
-pub(super) type OnRow<'a> = dyn FnMut(u64, u64, u64, bool) -> gimli::Result<()> + 'a;
-
 struct Bytes<'a> {
     b: &'a [u8],
     pos: usize,
 }
 
 impl Bytes<'_> {
+    #[inline(always)]
     fn u8(&mut self) -> Result<u8, Stop> {
         let v = *self.b.get(self.pos).ok_or(Stop::Gimli)?;
         self.pos += 1;
@@ -34,6 +32,7 @@ impl Bytes<'_> {
 
     /// At most 9 bytes (63 bits): gimli reads those to the same value; longer ones are
     /// left to it.
+    #[inline(always)]
     fn uleb(&mut self) -> Result<u64, Stop> {
         let mut v = 0u64;
         for shift in (0..63).step_by(7) {
@@ -46,6 +45,7 @@ impl Bytes<'_> {
         Err(Stop::Gimli)
     }
 
+    #[inline(always)]
     fn sleb(&mut self) -> Result<i64, Stop> {
         let mut v = 0i64;
         for shift in (0..63).step_by(7) {
@@ -61,19 +61,20 @@ impl Bytes<'_> {
         Err(Stop::Gimli)
     }
 
+    #[inline(always)]
     fn uint(&mut self, n: usize, big_endian: bool) -> Result<u64, Stop> {
         let b = self.b.get(self.pos..self.pos + n).ok_or(Stop::Gimli)?;
         self.pos += n;
-        Ok(b.iter().enumerate().fold(0u64, |v, (i, &x)| {
-            let shift = if big_endian { 8 * (n - 1 - i) } else { 8 * i };
-            v | u64::from(x) << shift
-        }))
+        Ok(super::skip::uint(b, big_endian))
     }
 }
 
 /// Runs `header`'s program, handing each row gimli's `LineRows::next_row` would give to
-/// `on_row`.
-pub(super) fn run(header: &LineProgramHeader<R>, on_row: &mut OnRow<'_>) -> Result<(), Stop> {
+/// `on_row`: address, file index, line (0: none), whether it ends a sequence.
+pub(super) fn run(
+    header: &LineProgramHeader<R>,
+    mut on_row: impl FnMut(u64, u64, u64, bool) -> gimli::Result<()>,
+) -> Result<(), Stop> {
     let size = header.address_size();
     let (base, range) = (header.opcode_base(), header.line_range());
     if header.maximum_operations_per_instruction() != 1
@@ -230,7 +231,7 @@ mod tests {
                 continue;
             };
             let mut ours = Vec::new();
-            let ran = run(program.header(), &mut |a, f, l, e| {
+            let ran = run(program.header(), |a, f, l, e| {
                 ours.push((a, f, l, e));
                 Ok(())
             });
@@ -316,7 +317,7 @@ mod tests {
             .program(gimli::DebugLineOffset(0), 8, None, None)
             .unwrap();
         let mut ours = Vec::new();
-        let ran = run(program.header(), &mut |a, f, l, e| {
+        let ran = run(program.header(), |a, f, l, e| {
             ours.push((a, f, l, e));
             Ok(())
         });

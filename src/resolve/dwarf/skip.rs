@@ -192,6 +192,32 @@ pub(super) struct Cursor<'a> {
     big_endian: bool,
 }
 
+/// The number in the ≤ 8 bytes `b`. (A copy of `b.len()` bytes into an array is a call
+/// to `memcpy`, which musl's static build makes slow on the hot path.)
+#[inline(always)]
+pub(super) fn uint(b: &[u8], big_endian: bool) -> u64 {
+    macro_rules! int {
+        ($t:ty) => {{
+            let a = b.try_into().unwrap_or_default();
+            u64::from(if big_endian {
+                <$t>::from_be_bytes(a)
+            } else {
+                <$t>::from_le_bytes(a)
+            })
+        }};
+    }
+    match b.len() {
+        1 => u64::from(b[0]),
+        2 => int!(u16),
+        4 => int!(u32),
+        8 => int!(u64),
+        n => b.iter().enumerate().fold(0, |v, (i, &x)| {
+            let shift = if big_endian { 8 * (n - 1 - i) } else { 8 * i };
+            v | u64::from(x) << shift
+        }),
+    }
+}
+
 fn eof() -> gimli::Error {
     gimli::Error::UnexpectedEof(gimli::ReaderOffsetId(0))
 }
@@ -211,26 +237,31 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    #[inline(always)]
     pub(super) fn is_empty(&self) -> bool {
         self.pos >= self.bytes.len()
     }
 
     /// The unit offset of the next DIE.
+    #[inline(always)]
     pub(super) fn offset(&self) -> gimli::UnitOffset<usize> {
         gimli::UnitOffset(self.base + self.pos)
     }
 
     /// The depth of the next DIE, as gimli's `EntriesRaw::next_depth` counts it.
+    #[inline(always)]
     pub(super) fn depth(&self) -> isize {
         self.depth
     }
 
+    #[inline(always)]
     fn byte(&mut self) -> gimli::Result<u8> {
         let b = *self.bytes.get(self.pos).ok_or_else(eof)?;
         self.pos += 1;
         Ok(b)
     }
 
+    #[inline(always)]
     fn uleb(&mut self) -> gimli::Result<u64> {
         let mut value = 0u64;
         let mut shift = 0;
@@ -247,6 +278,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    #[inline(always)]
     fn skip(&mut self, n: usize) -> gimli::Result<()> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
         self.pos = end.ok_or_else(eof)?;
@@ -254,22 +286,17 @@ impl<'a> Cursor<'a> {
     }
 
     /// A number of `n` ≤ 8 bytes.
+    #[inline(always)]
     fn fixed(&mut self, n: usize) -> gimli::Result<u64> {
         if n > 8 {
             return Err(gimli::Error::UnsupportedAddressSize(n as u8));
         }
         let b = self.bytes.get(self.pos..self.pos + n).ok_or_else(eof)?;
         self.pos += n;
-        Ok(b.iter().enumerate().fold(0u64, |v, (i, &x)| {
-            let shift = if self.big_endian {
-                8 * (n - 1 - i)
-            } else {
-                8 * i
-            };
-            v | u64::from(x) << shift
-        }))
+        Ok(uint(b, self.big_endian))
     }
 
+    #[inline(always)]
     fn step(&mut self, step: Step) -> gimli::Result<()> {
         match step {
             Step::Fixed(n) => self.skip(n),
