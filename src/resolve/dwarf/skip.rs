@@ -22,13 +22,16 @@ enum Step {
     Str,
     /// An address range attribute (`DW_AT_low_pc`, `high_pc`, `ranges`) of a subprogram
     /// or inlined call: read when the caller wants the DIE's ranges, else stepped over
-    /// as `size` says (bytes; 0: a LEB128).
+    /// as `size` says (bytes, or [`LEB`]).
     Range {
         index: u32,
         form: Form,
         size: u8,
     },
 }
+
+/// The `size` of a [`Step::Range`] that is a LEB128.
+const LEB: u8 = u8::MAX;
 
 /// How a range attribute is read: its value decoded here for the forms compilers use,
 /// as gimli's `Attribute::value` gives it; by gimli for any other.
@@ -137,11 +140,11 @@ impl Plans {
                     break;
                 };
                 let size = match step {
-                    Step::Fixed(n) => u8::try_from(n).ok().filter(|&n| n > 0),
-                    Step::Leb => Some(0),
+                    Step::Fixed(n) => u8::try_from(n).ok().filter(|&n| n != LEB),
+                    Step::Leb => Some(LEB),
                     _ => None,
                 };
-                // Other forms of these attributes give no range (`RangeAttrs::take`).
+                // Blocks and strings of these attributes give no range (`RangeAttrs::take`).
                 if ranged
                     && let Some(size) = size
                     && matches!(
@@ -149,7 +152,12 @@ impl Plans {
                         gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
                     )
                 {
-                    let form = range_form(spec.name(), spec.form());
+                    // An empty form (`implicit_const`) or an odd address size: gimli's
+                    // reading, errors included.
+                    let form = match (size, range_form(spec.name(), spec.form())) {
+                        (0, _) | (3 | 5..=7, Form::Addr) => Form::Gimli,
+                        (_, form) => form,
+                    };
                     step = Step::Range {
                         index: i as u32,
                         form,
@@ -317,7 +325,7 @@ impl<'a> Cursor<'a> {
                 self.pos += n + 1;
                 Ok(())
             }
-            Step::Range { size: 0, .. } => self.step(Step::Leb),
+            Step::Range { size: LEB, .. } => self.step(Step::Leb),
             Step::Range { size, .. } => self.skip(usize::from(size)),
         }
     }
@@ -382,7 +390,7 @@ impl<'a> Cursor<'a> {
         let spec = abbrev.and_then(|a| a.attributes().get(index as usize));
         let spec = *spec.ok_or(gimli::Error::InvalidAbbreviationCode(code))?;
         let number = |c: &mut Self| match size {
-            0 => c.uleb(),
+            LEB => c.uleb(),
             n => c.fixed(usize::from(n)),
         };
         let value = match form {
