@@ -308,7 +308,7 @@ impl<'a> Cursor<'a> {
     fn step(&mut self, step: Step) -> gimli::Result<()> {
         match step {
             Step::Fixed(n) => self.skip(n),
-            Step::Leb => {
+            Step::Leb | Step::Range { size: LEB, .. } => {
                 while self.byte()? & 0x80 != 0 {}
                 Ok(())
             }
@@ -325,7 +325,6 @@ impl<'a> Cursor<'a> {
                 self.pos += n + 1;
                 Ok(())
             }
-            Step::Range { size: LEB, .. } => self.step(Step::Leb),
             Step::Range { size, .. } => self.skip(usize::from(size)),
         }
     }
