@@ -207,44 +207,40 @@ pub(super) fn run(
 
 #[cfg(test)]
 mod tests {
+    use super::super::{READER_FIXTURES, fixture_dwarf};
     use super::*;
-    use object::{Object, ObjectSection};
+
+    type Rows = Vec<(u64, u64, u64, bool)>;
+
+    /// The program's rows by this runner (or where it stopped) and by gimli.
+    fn both(program: &gimli::IncompleteLineProgram<R>) -> (Result<Rows, Stop>, Rows) {
+        let mut ours = Vec::new();
+        let ran = run(program.header(), |a, f, l, e| {
+            ours.push((a, f, l, e));
+            Ok(())
+        });
+        let mut theirs = Vec::new();
+        let mut rows = program.clone().rows();
+        while let Some((_, r)) = rows.next_row().unwrap() {
+            let line = r.line().map_or(0, std::num::NonZeroU64::get);
+            theirs.push((r.address(), r.file_index(), line, r.end_sequence()));
+        }
+        (ran.map(|()| ours), theirs)
+    }
 
     /// Every row of every line program of `path`, by this runner and by gimli.
     fn same_rows_as_gimli(path: &str) -> usize {
-        let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
-        let data: &'static [u8] = Box::leak(std::fs::read(&full).unwrap().into_boxed_slice());
-        let file = object::File::parse(data).unwrap();
-        let dwarf = gimli::Dwarf::load(|id| -> Result<R, gimli::Error> {
-            let bytes = file
-                .section_by_name(id.name())
-                .and_then(|s| s.data().ok())
-                .unwrap_or(&[]);
-            Ok(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little))
-        })
-        .unwrap();
+        let dwarf = fixture_dwarf(path);
         let mut headers = dwarf.units();
         let mut total = 0;
         while let Some(header) = headers.next().unwrap() {
             let unit = dwarf.unit(header).unwrap();
-            let Some(program) = unit.line_program.clone() else {
+            let Some(program) = unit.line_program.as_ref() else {
                 continue;
             };
-            let mut ours = Vec::new();
-            let ran = run(program.header(), |a, f, l, e| {
-                ours.push((a, f, l, e));
-                Ok(())
-            });
-            assert!(
-                ran.is_ok(),
-                "{path}: the runner gave up on a compiler's program"
-            );
-            let mut theirs = Vec::new();
-            let mut rows = program.rows();
-            while let Some((_, r)) = rows.next_row().unwrap() {
-                let line = r.line().map_or(0, std::num::NonZeroU64::get);
-                theirs.push((r.address(), r.file_index(), line, r.end_sequence()));
-            }
+            let (Ok(ours), theirs) = both(program) else {
+                panic!("{path}: the runner gave up on a compiler's program");
+            };
             assert_eq!(ours, theirs, "{path}");
             total += ours.len();
         }
@@ -253,83 +249,90 @@ mod tests {
 
     #[test]
     fn rows_are_gimlis_rows() {
-        for path in [
-            "fixtures/corpus/elf/shapes-clang19-O2-dwarf5-nopie",
-            "fixtures/corpus/elf/shapes-clang19-O0-dwarf4",
-            "fixtures/corpus/elf/shapes-gcc-O0-dwarf5",
-            "fixtures/corpus/elf/shapes-gcc-Os-dwarf4",
-            "fixtures/corpus/elf/tmpl-gcc-O2-dwarf4",
-            "fixtures/corpus/elf/tmpl-clang19-O2-dwarf5",
-            "fixtures/corpus/elf/libmathlib-gcc-O0.so",
-        ] {
+        for path in READER_FIXTURES {
             assert!(same_rows_as_gimli(path) > 10, "{path}");
         }
     }
 
-    /// A hand-written DWARF 4 program with every opcode kind, a tombstone and an
-    /// opcode the header declares: the runner's rows against gimli's.
-    #[test]
-    fn every_opcode_gives_gimlis_rows() {
-        let mut program: Vec<u8> = Vec::new();
-        let set_address = |p: &mut Vec<u8>, a: u64| {
-            p.extend([0, 9, 2]);
-            p.extend(a.to_le_bytes());
-        };
-        set_address(&mut program, 0x1000);
-        program.extend([0x20, 0x31]); // special opcodes
-        program.extend([2, 0x90, 0x01]); // advance_pc 144
-        program.extend([3, 0x7d]); // advance_line -3
-        program.extend([4, 2, 1]); // set_file 2, copy
-        program.extend([5, 7, 6, 7, 10, 11, 12, 1]); // column, stmt, block, prologue, epilogue, isa
-        program.extend([8, 1]); // const_add_pc, copy
-        program.extend([9, 0x34, 0x12, 1]); // fixed_advance_pc 0x1234, copy
-        program.extend([13, 0x81, 0x01, 5, 1]); // opcode 13 declared with 2 operands
-        program.extend([0, 2, 4, 3]); // set_discriminator 3
-        program.extend([0, 3, 0x80, 1, 2]); // an unknown extended opcode
-        program.extend([0x45, 3, 0x64]); // special, advance_line -28 (below line 1)
-        program.extend([0, 1, 1]); // end_sequence
-        set_address(&mut program, 0x4000);
-        program.extend([0x20]);
-        set_address(&mut program, 0x3000); // lower than the row before: a tombstone
-        program.extend([0x20, 1, 0, 1, 1]); // rows and end of sequence dropped
-        set_address(&mut program, 0x5000);
-        program.extend([0x21, 2, 0x10, 1]);
-        program.extend([0, 1, 1]);
-        set_address(&mut program, u64::MAX); // the DWARF 5 tombstone
-        program.extend([0x20, 0, 1, 1]);
-        set_address(&mut program, 0x6000);
-        program.extend([0x20]); // a sequence without end: its rows still come
-
-        let mut header: Vec<u8> = vec![1, 1, 1, (-5i8) as u8, 14, 14];
+    /// A DWARF 4 line program: `maximum_operations_per_instruction`, then `body` (two files,
+    /// opcode 13 declared with 2 operands).
+    fn program(max_ops: u8, body: &[u8]) -> gimli::IncompleteLineProgram<R> {
+        let mut header: Vec<u8> = vec![1, max_ops, 1, (-5i8) as u8, 14, 14];
         header.extend([0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 2]);
         header.extend(b"dir\0\0");
         header.extend(b"a.c\0\x01\0\0b.c\0\x01\0\0\0");
         let mut unit: Vec<u8> = 4u16.to_le_bytes().to_vec();
         unit.extend((header.len() as u32).to_le_bytes());
         unit.extend(header);
-        unit.extend(program);
+        unit.extend(body);
         let mut bytes = (unit.len() as u32).to_le_bytes().to_vec();
         bytes.extend(unit);
         let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         let section =
             gimli::DebugLine::from(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little));
-        let program = section
+        section
             .program(gimli::DebugLineOffset(0), 8, None, None)
-            .unwrap();
-        let mut ours = Vec::new();
-        let ran = run(program.header(), |a, f, l, e| {
-            ours.push((a, f, l, e));
-            Ok(())
-        });
-        assert!(ran.is_ok());
-        let mut theirs = Vec::new();
-        let mut rows = program.rows();
-        while let Some((_, r)) = rows.next_row().unwrap() {
-            let line = r.line().map_or(0, std::num::NonZeroU64::get);
-            theirs.push((r.address(), r.file_index(), line, r.end_sequence()));
-        }
+            .unwrap()
+    }
+
+    fn set_address(p: &mut Vec<u8>, a: u64) {
+        p.extend([0, 9, 2]);
+        p.extend(a.to_le_bytes());
+    }
+
+    /// A hand-written program with every opcode kind, tombstones and an opcode the header
+    /// declares: the runner's rows against gimli's.
+    #[test]
+    fn every_opcode_gives_gimlis_rows() {
+        let mut body: Vec<u8> = Vec::new();
+        set_address(&mut body, 0x1000);
+        body.extend([0x20, 0x31]); // special opcodes
+        body.extend([2, 0x90, 0x01]); // advance_pc 144
+        body.extend([3, 0x7d]); // advance_line -3
+        body.extend([4, 2, 1]); // set_file 2, copy
+        body.extend([5, 7, 6, 7, 10, 11, 12, 1]); // column, stmt, block, prologue, epilogue, isa
+        body.extend([8, 1]); // const_add_pc, copy
+        body.extend([9, 0x34, 0x12, 1]); // fixed_advance_pc 0x1234, copy
+        body.extend([13, 0x81, 0x01, 5, 1]); // opcode 13 declared with 2 operands
+        body.extend([0, 2, 4, 3]); // set_discriminator 3
+        body.extend([0, 3, 0x80, 1, 2]); // an unknown extended opcode
+        body.extend([0x45, 3, 0x64]); // special, advance_line -28 (below line 1)
+        body.extend([0, 1, 1]); // end_sequence
+        set_address(&mut body, 0x4000);
+        body.extend([0x20]);
+        set_address(&mut body, 0x3000); // lower than the row before: a tombstone
+        body.extend([0x20, 1, 0, 1, 1]); // rows and end of sequence dropped
+        set_address(&mut body, 0x5000);
+        body.extend([0x21, 2, 0x10, 1]);
+        body.extend([0, 1, 1]);
+        set_address(&mut body, u64::MAX); // the DWARF 5 tombstone
+        body.extend([0x20, 0, 1, 1]);
+        set_address(&mut body, 0x6000);
+        body.extend([0x20]); // a sequence without end: its rows still come
+
+        let (Ok(ours), theirs) = both(&program(1, &body)) else {
+            panic!("the runner gave up");
+        };
         assert_eq!(ours, theirs);
         assert!(ours.len() > 10, "{ours:x?}");
         assert!(ours.iter().all(|r| !(0x3000..0x4000).contains(&r.0)));
+    }
+
+    /// What it does not read as gimli does goes back to gimli: a `define_file` (it adds to
+    /// the file table) and VLIW operation indices.
+    #[test]
+    fn programs_it_does_not_read_go_back_to_gimli() {
+        let mut body: Vec<u8> = Vec::new();
+        set_address(&mut body, 0x1000);
+        body.extend([0x20]);
+        body.extend([0, 8, 3, b'c', b'.', b'c', 0, 1, 0, 0]); // define_file c.c
+        body.extend([4, 3, 0x21, 0, 1, 1]);
+        assert!(matches!(both(&program(1, &body)).0, Err(Stop::Gimli)));
+        let mut body: Vec<u8> = Vec::new();
+        set_address(&mut body, 0x1000);
+        body.extend([0x20, 0x31, 0, 1, 1]);
+        let (ran, theirs) = both(&program(4, &body));
+        assert!(matches!(ran, Err(Stop::Gimli)));
+        assert!(!theirs.is_empty());
     }
 }

@@ -554,3 +554,33 @@ impl std::hash::Hasher for FastHasher {
 }
 
 pub(super) type Fast = std::hash::BuildHasherDefault<FastHasher>;
+
+/// Test inputs of the batch path's readers: own-corpus binaries from gcc and clang, DWARF 4
+/// and 5, -O0 to -O2.
+#[cfg(test)]
+const READER_FIXTURES: &[&str] = &[
+    "fixtures/corpus/elf/shapes-clang19-O2-dwarf5-nopie",
+    "fixtures/corpus/elf/shapes-clang19-O0-dwarf4",
+    "fixtures/corpus/elf/shapes-gcc-O0-dwarf5",
+    "fixtures/corpus/elf/shapes-gcc-Os-dwarf4",
+    "fixtures/corpus/elf/tmpl-gcc-O2-dwarf4",
+    "fixtures/corpus/elf/tmpl-clang19-O2-dwarf5",
+    "fixtures/corpus/elf/libmathlib-gcc-O0.so",
+];
+
+/// The DWARF of a fixture (relative to the crate), its bytes leaked for `R`'s lifetime.
+#[cfg(test)]
+fn fixture_dwarf(path: &str) -> gimli::Dwarf<R> {
+    use object::{Object, ObjectSection};
+    let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
+    let data: &'static [u8] = Box::leak(std::fs::read(&full).unwrap().into_boxed_slice());
+    let file = object::File::parse(data).unwrap();
+    gimli::Dwarf::load(|id| -> Result<R, gimli::Error> {
+        let bytes = file
+            .section_by_name(id.name())
+            .and_then(|s| s.data().ok())
+            .unwrap_or(&[]);
+        Ok(gimli::EndianSlice::new(bytes, RunTimeEndian::Little))
+    })
+    .unwrap()
+}
