@@ -1,5 +1,7 @@
-//! DWARF lookups on top of `addr2line`: the inline chain and lines come from its
-//! `Context`; the function's entry and size come from the subprogram DIE's ranges.
+//! DWARF lookups. Many addresses at once go through the batch path (`batch.rs`, with
+//! `skip.rs` and `lines.rs` reading DIEs and line programs); an address asked alone, or
+//! one the batch path leaves, goes through `addr2line`'s `Context`. Either way the
+//! function's entry and size come from the subprogram DIE's ranges.
 
 mod batch;
 mod lines;
