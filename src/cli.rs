@@ -58,6 +58,10 @@ SYMBOL OPTIONS (all modes):
                                 Repeatable, tried in order.
     --breakpad-symbol-cache DIR Where fetched .sym files are kept. [default: the user's
                                 cache folder/profiler-symbol-server/breakpad]
+                                A folder you name (here, --windows-symbol-cache or a
+                                srv*CACHE*URL entry) is only added to, never pruned;
+                                the default caches drop files this program fetched
+                                (unused 90 days, or over 10 GB), nothing else.
     --windows-symbol-server URL Fetch {URL}/<pdbName>/<ID>/<pdbName>. Repeatable.
     --windows-symbol-cache DIR  Where fetched PDBs are kept. [default: the user's cache
                                 folder/profiler-symbol-server/windows]

@@ -21,6 +21,8 @@ use serde_json::{Value, json};
 enum Reply {
     Body(Vec<u8>),
     Redirect(String),
+    /// Sent with chunked framing (no length the client could check first).
+    Chunked(Vec<u8>),
     NotFound,
     /// Accept, read the request, never answer (until the client gives up).
     Stall,
@@ -83,6 +85,17 @@ fn serve(mut conn: TcpStream, handler: &dyn Fn(&str) -> Reply, log: &Mutex<Vec<S
     let target = first.split(' ').nth(1).unwrap_or("").to_string();
     log.lock().unwrap().push(target.clone());
     let (status, extra, body) = match handler(&target) {
+        Reply::Chunked(b) => {
+            let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+            let _ = conn.write_all(head.as_bytes());
+            for piece in b.chunks(64 << 10) {
+                let _ = conn.write_all(format!("{:x}\r\n", piece.len()).as_bytes());
+                let _ = conn.write_all(piece);
+                let _ = conn.write_all(b"\r\n");
+            }
+            let _ = conn.write_all(b"0\r\n\r\n");
+            return;
+        }
         Reply::Body(b) => ("200 OK", String::new(), b),
         Reply::Redirect(to) => ("302 Found", format!("Location: {to}\r\n"), Vec::new()),
         Reply::NotFound => ("404 Not Found", String::new(), b"not found".to_vec()),
@@ -1255,4 +1268,307 @@ fn symbolicate_fetches_every_module_once_for_the_corpus_profile() {
     let n = asked.len();
     asked.dedup();
     assert_eq!(asked.len(), n, "a file asked for twice: {asked:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Caches shared with other tools, and downloads as an attacker would serve them
+
+#[cfg(unix)]
+fn set_age(path: &Path, days: u64) {
+    let f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86400))
+        .unwrap();
+}
+
+#[cfg(unix)]
+fn plant(path: &Path, days: u64) -> PathBuf {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, b"a file of another tool").unwrap();
+    set_age(path, days);
+    path.to_path_buf()
+}
+
+/// Runs `query` on one frame of a module; (answer, stderr).
+fn query_one(
+    args: &[String],
+    env: &[(&str, String)],
+    name: &str,
+    id: &str,
+    offset: u64,
+) -> (Value, String) {
+    let request = json!({"memoryMap": [[name, id]], "stacks": [[[0, offset]]]});
+    let mut child = Command::new(BIN)
+        .arg("query")
+        .arg("/symbolicate/v5")
+        .args(args)
+        .env_remove("DEBUGINFOD_URLS")
+        .env_remove("_NT_SYMBOL_PATH")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(request.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
+}
+
+#[cfg(unix)]
+#[test]
+fn eviction_removes_only_files_this_program_fetched() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-evict-shared");
+    let store = dir.join("store");
+    let modules = sym_modules();
+    write_store(&store, &modules);
+    let (tecken, _storage) = tecken(store);
+    let xdg = dir.join("xdg");
+    let root = xdg.join("profiler-symbol-server");
+    let env = [("XDG_CACHE_HOME", xdg.display().to_string())];
+    let server = ["--breakpad-symbol-server".to_string(), tecken.url()];
+    let id = "0123456789ABCDEF0123456789ABCDEF1";
+    // Other tools' files, old enough for any age rule, in our default cache and in a
+    // WinDbg-layout cache the user shares with us.
+    let foreign = [
+        plant(
+            &root.join(format!("breakpad/ntdll.pdb/{id}/ntdll.pdb")),
+            400,
+        ),
+        plant(&root.join("breakpad/notes.txt"), 400),
+        plant(&root.join(format!("windows/ntdll.pdb/{id}/ntdll.pdb")), 400),
+    ];
+    let shared = dir.join("shared-symbols");
+    let shared_files = [
+        plant(&shared.join(format!("ntdll.pdb/{id}/ntdll.pdb")), 400),
+        plant(&shared.join("libfake.so/OLD/libfake.sym"), 400),
+    ];
+    // A root that is a symlink: refused whole, its target untouched.
+    let victim = dir.join("victim");
+    let victim_file = plant(&victim.join(format!("kernel32.pdb/{id}/kernel32.pdb")), 400);
+    let linked = dir.join("linked-cache");
+    std::os::unix::fs::symlink(&victim, &linked).unwrap();
+
+    // Run 1 fetches libfake's .sym into the default cache; it then looks 200 days old.
+    let m = &modules[0];
+    let (a, _) = query_one(&server, &env, m.name, m.id, m.frames[0].0);
+    assert_eq!(
+        a["results"][0]["stacks"][0][0]["function"],
+        json!(m.frames[0].1)
+    );
+    let ours = root.join(format!("breakpad/{}/{}/libfake.so.sym", m.name, m.id));
+    assert!(ours.is_file());
+    set_age(&ours, 200);
+    // Run 2 fetches another file: eviction runs, and only our own old file goes.
+    let w = &modules[1];
+    let (a, _) = query_one(&server, &env, w.name, w.id, w.frames[0].0);
+    assert_eq!(
+        a["results"][0]["stacks"][0][0]["function"],
+        json!(w.frames[0].1)
+    );
+    assert!(!ours.exists(), "our own file unused for 200 days stays");
+    for f in &foreign {
+        assert!(f.is_file(), "{} was deleted", f.display());
+    }
+    // Into the shared cache (named by the user): added to, nothing removed.
+    let mut args = server.to_vec();
+    args.extend([
+        "--breakpad-symbol-cache".to_string(),
+        shared.display().to_string(),
+    ]);
+    query_one(&args, &env, m.name, m.id, m.frames[0].0);
+    assert!(
+        shared
+            .join(format!("{}/{}/libfake.so.sym", m.name, m.id))
+            .is_file()
+    );
+    set_age(
+        &shared.join(format!("{}/{}/libfake.so.sym", m.name, m.id)),
+        200,
+    );
+    query_one(&args, &env, w.name, w.id, w.frames[0].0);
+    for f in &shared_files {
+        assert!(f.is_file(), "{} was deleted", f.display());
+    }
+    assert!(
+        shared
+            .join(format!("{}/{}/libfake.so.sym", m.name, m.id))
+            .is_file()
+    );
+    // The symlinked root: a warning, no request, nothing written or removed there.
+    let before = tecken.requests().len();
+    let mut args = server.to_vec();
+    args.extend([
+        "--breakpad-symbol-cache".to_string(),
+        linked.display().to_string(),
+    ]);
+    let (a, stderr) = query_one(&args, &env, "other.so", id, 0x10);
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert!(a["results"][0]["stacks"][0][0].get("function").is_none());
+    assert_eq!(tecken.requests().len(), before);
+    assert!(victim_file.is_file());
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 1);
+}
+
+#[cfg(unix)]
+#[test]
+fn downloads_go_to_a_private_file_curl_never_opens_by_name() {
+    if !have_curl() || !Path::new("/proc/self/fd").is_dir() {
+        return;
+    }
+    let dir = scratch("remote-fd");
+    let store = dir.join("store");
+    let modules = sym_modules();
+    write_store(&store, &modules);
+    let server = Fake::start(files_handler(store));
+    // A curl that logs its arguments and what its stdout is, then runs the real one.
+    let log = dir.join("curl.log");
+    let wrapper = dir.join("curl-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{log}'\necho \"stdout=$(readlink /proc/$$/fd/1)\" >> '{log}'\nexec curl \"$@\"\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let xdg = dir.join("xdg");
+    let env = [
+        ("XDG_CACHE_HOME", xdg.display().to_string()),
+        ("PROFILER_SYMBOL_SERVER_CURL", wrapper.display().to_string()),
+    ];
+    let m = &modules[0];
+    let args = ["--breakpad-symbol-server".to_string(), server.url()];
+    let (a, _) = query_one(&args, &env, m.name, m.id, m.frames[0].0);
+    assert_eq!(
+        a["results"][0]["stacks"][0][0]["function"],
+        json!(m.frames[0].1)
+    );
+    let log = std::fs::read_to_string(&log).unwrap();
+    let argv: Vec<&str> = log.lines().collect();
+    assert!(
+        !argv.iter().any(|a| *a == "--output" || *a == "-o"),
+        "{log}"
+    );
+    for flag in ["--max-time", "--compressed", "--max-filesize"] {
+        assert!(argv.contains(&flag), "{flag} missing: {log}");
+    }
+    assert!(
+        !argv.contains(&"--location"),
+        "curl follows no redirect itself: {log}"
+    );
+    let stdout = argv.iter().find_map(|a| a.strip_prefix("stdout=")).unwrap();
+    assert!(stdout.contains(".libfake.so.sym.part-"), "{log}");
+    let root = xdg.join("profiler-symbol-server");
+    let file = root.join(format!("breakpad/{}/{}/libfake.so.sym", m.name, m.id));
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    for d in [
+        root.clone(),
+        root.join("breakpad"),
+        file.parent().unwrap().to_path_buf(),
+    ] {
+        assert_eq!(mode(&d), 0o700, "{}", d.display());
+    }
+}
+
+#[test]
+fn without_a_cache_folder_servers_are_not_used_and_nothing_goes_to_tmp() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-nocache");
+    let store = dir.join("store");
+    let modules = sym_modules();
+    write_store(&store, &modules);
+    let server = Fake::start(files_handler(store));
+    let m = &modules[0];
+    let request = json!({"memoryMap": [[m.name, m.id]], "stacks": [[[0, m.frames[0].0]]]});
+    let out = Command::new(BIN)
+        .args([
+            "query",
+            "/symbolicate/v5",
+            "--breakpad-symbol-server",
+            &server.url(),
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TMPDIR", dir.join("tmp"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(request.to_string().as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no cache folder"), "{stderr}");
+    assert!(server.requests().is_empty());
+    assert!(!dir.join("tmp").exists());
+}
+
+#[test]
+fn oversized_chunked_answers_and_endless_redirects_are_cut_off() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-bounds");
+    let big = Fake::start(|_: &str| Reply::Chunked(vec![b'x'; 3 << 20]));
+    let xdg = dir.join("xdg");
+    let env = [
+        ("XDG_CACHE_HOME", xdg.display().to_string()),
+        (
+            "PROFILER_SYMBOL_SERVER_MAX_DOWNLOAD",
+            (1u64 << 20).to_string(),
+        ),
+    ];
+    let id = "0123456789ABCDEF0123456789ABCDEF0";
+    let (a, stderr) = query_one(
+        &["--breakpad-symbol-server".to_string(), big.url()],
+        &env,
+        "big.so",
+        id,
+        0x10,
+    );
+    assert!(stderr.contains("larger than the limit"), "{stderr}");
+    assert!(a["results"][0]["stacks"][0][0].get("function").is_none());
+    assert!(partial_files(&xdg).is_empty());
+    assert!(
+        !xdg.join("profiler-symbol-server/breakpad/big.so")
+            .join(id)
+            .join("big.sym")
+            .exists()
+    );
+    // A server that redirects to itself forever: given up after 5 redirects.
+    let looping = Arc::new(Mutex::new(String::new()));
+    let l = looping.clone();
+    let redirector =
+        Fake::start(move |_: &str| Reply::Redirect(format!("{}/again", l.lock().unwrap())));
+    *looping.lock().unwrap() = redirector.url();
+    let (_, stderr) = query_one(
+        &["--breakpad-symbol-server".to_string(), redirector.url()],
+        &env,
+        "loop.so",
+        id,
+        0x10,
+    );
+    assert!(stderr.contains("more than 5 redirects"), "{stderr}");
+    assert_eq!(redirector.requests().len(), 6);
 }

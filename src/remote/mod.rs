@@ -2,7 +2,8 @@
 //! has: Breakpad symbol servers (Tecken), Windows symbol servers, debuginfod. Each file is
 //! fetched at most once per run into a disk cache and verified like a local file before
 //! use. Downloads are child processes (see `curl.rs`) polled by the server loop, which
-//! never waits for one; `query` and `symbolicate` wait (`blocking`).
+//! never waits for one; `query` and `symbolicate` wait (`blocking`). The caches and what
+//! may be removed from them: `cache.rs`.
 
 pub mod cache;
 pub mod curl;
@@ -17,6 +18,9 @@ use crate::resolve::{LoadError, Module};
 
 /// Downloads running at once; more wait in a queue.
 const MAX_RUNNING: usize = 8;
+/// Eviction runs again when this many bytes have arrived since it last ran, so that long
+/// downloads cannot push the caches past their bound.
+const EVICT_STEP: u64 = 1 << 30;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
@@ -31,6 +35,9 @@ struct Source {
     /// Without a trailing `/`: paths are joined with exactly one.
     base: String,
     cache: PathBuf,
+    /// A default cache (ours, or elfutils'): files we write there are recorded in the
+    /// index and may be evicted. A cache the user names is only added to.
+    prunable: bool,
 }
 
 /// What the remote sources have for a module.
@@ -43,7 +50,8 @@ pub enum Lookup {
 
 struct Queued {
     url: String,
-    dest: PathBuf,
+    /// The file's place under its source's cache root.
+    rel: PathBuf,
     source: usize,
 }
 
@@ -55,6 +63,12 @@ pub struct Remote {
     /// Files that failed verification (wrong ID, not a symbol file), with why: never used
     /// again, and the reason is given again each time.
     rejected: HashMap<PathBuf, LoadError>,
+    /// What we wrote into the prunable caches (`None` without a cache folder of our own).
+    index: Option<cache::Index>,
+    /// Bytes received by running downloads when eviction last ran.
+    evicted_at: u64,
+    /// Files this run downloaded (a rejected one is removed even from a user's cache).
+    wrote: HashSet<PathBuf>,
     running: Vec<curl::Download>,
     queued: VecDeque<Queued>,
     /// Wait for each download (query, symbolicate) instead of answering `Pending`.
@@ -62,7 +76,6 @@ pub struct Remote {
     curl_missing: bool,
     /// Downloads finished so far: the server loop retries parked requests when it moves.
     pub finished: u64,
-    evicted: bool,
     quiet: bool,
     verbose: bool,
 }
@@ -141,21 +154,26 @@ impl Remote {
         debuginfod_urls: Option<&str>,
     ) -> Option<Remote> {
         let root = cache::default_root();
-        let breakpad_cache = opts
-            .breakpad_symbol_cache
-            .clone()
-            .unwrap_or_else(|| root.join("breakpad"));
-        let windows_cache = opts
-            .windows_symbol_cache
-            .clone()
-            .unwrap_or_else(|| root.join("windows"));
+        // (folder, prunable): a folder the user names is theirs.
+        let named_or = |named: &Option<PathBuf>, sub: &str| match named {
+            Some(d) => Some((d.clone(), false)),
+            None => root.as_ref().map(|r| (r.join(sub), true)),
+        };
+        let breakpad_cache = named_or(&opts.breakpad_symbol_cache, "breakpad");
+        let windows_cache = named_or(&opts.windows_symbol_cache, "windows");
         let mut sources = Vec::new();
-        for url in &opts.breakpad_symbol_servers {
-            sources.push(Source {
-                kind: Kind::Breakpad,
+        let mut no_cache = Vec::new();
+        let mut add = |kind, url: &str, cache: Option<(PathBuf, bool)>| match cache {
+            Some((cache, prunable)) => sources.push(Source {
+                kind,
                 base: url.trim_end_matches('/').to_string(),
-                cache: breakpad_cache.clone(),
-            });
+                cache,
+                prunable,
+            }),
+            None => no_cache.push(url.to_string()),
+        };
+        for url in &opts.breakpad_symbol_servers {
+            add(Kind::Breakpad, url, breakpad_cache.clone());
         }
         let mut windows: Vec<(String, Option<PathBuf>)> = opts
             .windows_symbol_servers
@@ -171,22 +189,34 @@ impl Remote {
             windows.extend(symbol_path_servers(value));
         }
         for (url, cache) in windows {
-            sources.push(Source {
-                kind: Kind::Windows,
-                base: url.trim_end_matches('/').to_string(),
-                cache: cache.unwrap_or_else(|| windows_cache.clone()),
-            });
+            let cache = cache.map(|c| (c, false)).or_else(|| windows_cache.clone());
+            add(Kind::Windows, &url, cache);
         }
-        let debuginfod_cache = cache::debuginfod_dir();
+        // elfutils prunes its own cache too; we only ever remove what we wrote there.
+        let debuginfod_cache = cache::debuginfod_dir().map(|d| (d, true));
         for url in debuginfod_urls.unwrap_or("").split_whitespace() {
             if url.starts_with("http://") || url.starts_with("https://") {
-                sources.push(Source {
-                    kind: Kind::Debuginfod,
-                    base: url.trim_end_matches('/').to_string(),
-                    cache: debuginfod_cache.clone(),
-                });
+                add(Kind::Debuginfod, url, debuginfod_cache.clone());
             }
         }
+        if !no_cache.is_empty() {
+            crate::elog!(
+                "warning: no cache folder (HOME, XDG_CACHE_HOME or LOCALAPPDATA is unset): {} not used; name one with --breakpad-symbol-cache, --windows-symbol-cache or DEBUGINFOD_CACHE_PATH",
+                no_cache.join(", ")
+            );
+        }
+        // A cache folder that is a symlink or another user's is refused, with its servers.
+        let mut refused: Vec<PathBuf> = Vec::new();
+        sources.retain(|s| match cache::check_root(&s.cache) {
+            Ok(()) => true,
+            Err(e) => {
+                if !refused.contains(&s.cache) {
+                    crate::elog!("warning: {e}; symbol servers using it are not asked");
+                    refused.push(s.cache.clone());
+                }
+                false
+            }
+        });
         if sources.is_empty() {
             return None;
         }
@@ -195,12 +225,14 @@ impl Remote {
             sources,
             missed: HashSet::new(),
             rejected: HashMap::new(),
+            index: root.as_deref().map(cache::Index::new),
+            evicted_at: 0,
+            wrote: HashSet::new(),
             running: Vec::new(),
             queued: VecDeque::new(),
             blocking: true,
             curl_missing: false,
             finished: 0,
-            evicted: false,
             quiet: opts.quiet,
             verbose: opts.verbose,
         })
@@ -252,8 +284,7 @@ impl Remote {
                 Kind::Debuginfod => join_url(&src.base, &format!("buildid/{rel}")),
                 _ => join_url(&src.base, &encode_path(&rel)),
             };
-            let dest = src.cache.join(&rel);
-            match self.fetch(i, &url, &dest, load, errors) {
+            match self.fetch(i, &url, Path::new(&rel), load, errors) {
                 Lookup::Found(m) => return Lookup::Found(m),
                 // Later sources are not asked meanwhile: they come after this one.
                 Lookup::Pending => pending = true,
@@ -274,26 +305,37 @@ impl Remote {
         &mut self,
         source: usize,
         url: &str,
-        dest: &Path,
+        rel: &Path,
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
-        if let Some(e) = self.rejected.get(dest) {
+        let root = self.sources[source].cache.clone();
+        let dest = root.join(rel);
+        if let Some(e) = self.rejected.get(&dest) {
             errors.push(e.clone());
             return Lookup::Absent;
         }
-        match std::fs::metadata(dest) {
+        match cache::lookup(&root, rel) {
             // elfutils records a miss as an empty file: absent, without asking.
-            Ok(m) if m.is_file() && m.len() == 0 => {
+            Ok(Some(m)) if m.len() == 0 => {
                 errors.push(LoadError::new(
                     "NotFound",
-                    dest,
+                    &dest,
                     "an empty cache entry (a miss remembered by the debuginfod client)",
                 ));
                 return Lookup::Absent;
             }
-            Ok(m) if m.is_file() => return self.verify(dest, load, errors),
-            _ => {}
+            Ok(Some(_)) => return self.verify(source, rel, load, errors),
+            Ok(None) => {}
+            // A symlink or a non-folder planted in the cache: never followed, never asked
+            // over (the download could not be stored there either).
+            Err(e) => {
+                errors.push(LoadError {
+                    kind: "CacheRefused",
+                    message: e.to_string(),
+                });
+                return Lookup::Absent;
+            }
         }
         if self.running.iter().any(|d| d.url == url) || self.queued.iter().any(|q| q.url == url) {
             return Lookup::Pending;
@@ -322,7 +364,7 @@ impl Remote {
         }
         let job = Queued {
             url: url.to_string(),
-            dest: dest.to_path_buf(),
+            rel: rel.to_path_buf(),
             source,
         };
         if !self.blocking {
@@ -335,23 +377,26 @@ impl Remote {
                 let outcome = d.wait();
                 self.record(&d, outcome);
             }
-            None => return self.fetch(source, url, dest, load, errors),
+            None => return self.fetch(source, url, rel, load, errors),
         }
-        if dest.is_file() {
-            return self.verify(dest, load, errors);
+        if matches!(cache::lookup(&root, rel), Ok(Some(_))) {
+            return self.verify(source, rel, load, errors);
         }
         // The outcome was recorded: this reports it.
-        self.fetch(source, url, dest, load, errors)
+        self.fetch(source, url, rel, load, errors)
     }
 
     fn verify(
         &mut self,
-        dest: &Path,
+        source: usize,
+        rel: &Path,
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
-        cache::touch(dest);
-        let cab = crate::resolve::bytes::open_regular(dest)
+        let root = &self.sources[source].cache;
+        cache::touch(root, rel);
+        let dest = root.join(rel);
+        let cab = crate::resolve::bytes::open_regular(&dest)
             .ok()
             .and_then(|mut f| {
                 let mut magic = [0u8; 4];
@@ -361,19 +406,21 @@ impl Remote {
         let result = if cab == Some(true) {
             Err(LoadError::new(
                 "UnsupportedFormat",
-                dest,
+                &dest,
                 "a CAB-compressed file (.pd_); compressed symbol server answers are not supported",
             ))
         } else {
-            load(dest)
+            load(&dest)
         };
         match result {
             Ok(m) => Lookup::Found(m),
             Err(e) => {
                 // A complete file that is not what was asked for: never used again, and
-                // not kept in the cache.
-                let _ = std::fs::remove_file(dest);
-                self.rejected.insert(dest.to_path_buf(), e.clone());
+                // not kept in the cache if it is one we wrote.
+                if self.sources[source].prunable || self.wrote.contains(&dest) {
+                    let _ = std::fs::remove_file(&dest);
+                }
+                self.rejected.insert(dest, e.clone());
                 errors.push(e);
                 Lookup::Absent
             }
@@ -383,10 +430,17 @@ impl Remote {
     /// Starts a download; `None` when it could not start (recorded, so asking again
     /// reports why).
     fn start(&mut self, job: Queued) -> Option<curl::Download> {
-        match curl::start(&job.url, &job.dest, job.source) {
+        let src = &self.sources[job.source];
+        match curl::start(&job.url, &src.cache, &job.rel, job.source) {
             Ok(d) => {
                 if self.verbose {
                     crate::elog!("  fetching {}", job.url);
+                }
+                if src.prunable
+                    && let Some(index) = &self.index
+                {
+                    // Listed before a byte arrives: what a killed run leaves is found later.
+                    index.record(&d.root, &d.part_rel, 0);
                 }
                 Some(d)
             }
@@ -424,6 +478,15 @@ impl Remote {
         }
     }
 
+    /// Keeps the prunable caches within their bound, counting the bytes still arriving.
+    fn evict(&mut self) {
+        let in_flight: u64 = self.running.iter().map(curl::Download::received).sum();
+        self.evicted_at = in_flight;
+        if let Some(index) = &self.index {
+            index.evict(cache::MAX_BYTES, cache::MAX_AGE, in_flight);
+        }
+    }
+
     fn record(&mut self, d: &curl::Download, outcome: curl::Outcome) {
         self.finished += 1;
         match outcome {
@@ -431,19 +494,15 @@ impl Remote {
                 if self.verbose {
                     crate::elog!("  fetched {}", d.url);
                 }
-                if !self.evicted {
-                    // Once per run, after the first download: the cache stays bounded.
-                    self.evicted = true;
-                    let mut caches: Vec<&Path> = Vec::new();
-                    for s in self.sources.iter().filter(|s| s.kind != Kind::Debuginfod) {
-                        if !caches.contains(&s.cache.as_path()) {
-                            caches.push(&s.cache);
-                        }
-                    }
-                    for c in caches {
-                        cache::evict(c, cache::MAX_BYTES, cache::MAX_AGE);
-                    }
+                let dest = d.root.join(&d.rel);
+                self.wrote.insert(dest.clone());
+                if self.sources[d.source].prunable
+                    && let Some(index) = &self.index
+                {
+                    let size = std::fs::symlink_metadata(&dest).map_or(0, |m| m.len());
+                    index.record(&d.root, &d.rel, size);
                 }
+                self.evict();
             }
             curl::Outcome::NotFound => {
                 self.missed.insert(d.url.clone());
@@ -483,20 +542,23 @@ impl Remote {
                 None => i += 1,
             }
         }
+        let in_flight: u64 = self.running.iter().map(curl::Download::received).sum();
+        if in_flight >= self.evicted_at.saturating_add(EVICT_STEP) {
+            self.evict();
+        }
         self.start_queued();
     }
 
     /// Blocks until one running download ends (the others go on meanwhile), then starts
     /// queued ones. For the modes without a server loop.
     pub fn wait_any(&mut self) {
-        if self.running.is_empty() {
-            self.start_queued();
-            return;
-        }
-        let mut d = self.running.swap_remove(0);
-        let outcome = d.wait();
-        self.record(&d, outcome);
+        let before = self.finished;
         self.poll();
+        // Polled, not waited on one child: every running download's bytes stay counted.
+        while self.finished == before && !self.running.is_empty() {
+            std::thread::sleep(curl::WAIT_TICK);
+            self.poll();
+        }
     }
 
     /// Stops every download and removes its partial file (Ctrl-C).
