@@ -14,7 +14,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::cache;
 
@@ -27,6 +27,9 @@ const MAX_SECONDS: u32 = 600;
 const MAX_REDIRECTS: u32 = 5;
 /// How often a blocking wait looks at the file and the child.
 pub const WAIT_TICK: Duration = Duration::from_millis(20);
+/// Progress of a long download: first after this, then at most this often.
+const PROGRESS_AFTER: Duration = Duration::from_secs(2);
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// Marks the status line that `--write-out` prints on stderr after curl's own messages.
 const STATUS_MARK: &str = "@@pss-status";
 
@@ -62,6 +65,9 @@ pub struct Download {
     hop: String,
     hops: u32,
     pub source: usize,
+    started: Instant,
+    /// When progress was last printed (`None`: never).
+    reported: Option<Instant>,
 }
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -157,6 +163,8 @@ pub fn start(url: &str, root: &Path, rel: &Path, source: usize) -> Result<Downlo
                 hop: url.to_string(),
                 hops: 0,
                 source,
+                started: Instant::now(),
+                reported: None,
             })
         }
         Err(e) => {
@@ -259,6 +267,45 @@ impl Download {
         self.file.metadata().map(|m| m.len()).unwrap_or(0)
     }
 
+    /// A progress line when one is due: after 2 s, then every 5 s.
+    pub fn progress(&mut self) -> Option<String> {
+        let now = Instant::now();
+        let due = match self.reported {
+            None => now.duration_since(self.started) >= PROGRESS_AFTER,
+            Some(t) => now.duration_since(t) >= PROGRESS_EVERY,
+        };
+        if !due {
+            return None;
+        }
+        self.reported = Some(now);
+        let secs = now.duration_since(self.started).as_secs_f64();
+        let mb = self.received() as f64 / 1e6;
+        Some(format!(
+            "{}: {mb:.1} MB so far, {:.2} MB/s",
+            self.name(),
+            mb / secs.max(0.001)
+        ))
+    }
+
+    /// The closing line of a download that printed progress.
+    pub fn done_line(&self) -> Option<String> {
+        self.reported?;
+        let size = std::fs::symlink_metadata(self.root.join(&self.rel)).map_or(0, |m| m.len());
+        Some(format!(
+            "{}: {:.1} MB in {:.0} s",
+            self.name(),
+            size as f64 / 1e6,
+            self.started.elapsed().as_secs_f64()
+        ))
+    }
+
+    fn name(&self) -> String {
+        self.rel
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
     /// The outcome if the download has ended; follows a redirect in place (`None`).
     pub fn poll(&mut self) -> Option<Outcome> {
         if self.received() > max_size() {
@@ -278,16 +325,6 @@ impl Download {
                     server_down: false,
                 })
             }
-        }
-    }
-
-    /// Waits for the download, still counting its bytes (query and CI modes).
-    pub fn wait(&mut self) -> Outcome {
-        loop {
-            if let Some(o) = self.poll() {
-                return o;
-            }
-            std::thread::sleep(WAIT_TICK);
         }
     }
 

@@ -2,23 +2,14 @@
 
 use std::path::Path;
 
-use super::Remote;
 use crate::profile::libs::Lib;
 use crate::resolve::Module;
 
-/// An ELF module found locally without DWARF, while debuginfod is configured.
-pub fn wants_debuginfod(remote: Option<&Remote>, module: &Module) -> bool {
-    let Module::Native(m) = module else {
-        return false;
-    };
-    if m.dwarf.is_some() || !remote.is_some_and(Remote::has_debuginfod) {
-        return false;
-    }
-    let mut magic = [0u8; 4];
-    crate::resolve::bytes::open_regular(&m.debug_file)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
-        && &magic == b"\x7fELF"
+/// A module read from a local binary that has no debug information of its own or found
+/// beside it (stripped ELF or Mach-O, a PE without its PDB): its names are `fun_…`,
+/// exports and PLT entries, without files or lines, so better sources are worth asking.
+pub fn lacks_debug_info(module: &Module) -> bool {
+    matches!(module, Module::Native(m) if m.dwarf.is_none() && m.debug_map.is_none())
 }
 
 /// A lib's path made relative (for `--simpleperf-binary-cache DIR/<lib path>`), unless

@@ -238,19 +238,13 @@ impl Remote {
         })
     }
 
-    pub fn has_debuginfod(&self) -> bool {
-        self.sources.iter().any(|s| s.kind == Kind::Debuginfod)
-    }
-
-    /// Looks a module up on the remote sources, in order. `debuginfod_only` for an ELF
-    /// module found locally without DWARF. `load` opens and verifies a file (the store's
+    /// Looks a module up on the remote sources that fit it, in order. `load` opens and verifies a file (the store's
     /// own check, as for local files); errors of each source tried go to `errors`.
     pub fn find(
         &mut self,
         debug_name: &str,
         breakpad_id: &str,
         lib: Option<&Lib>,
-        debuginfod_only: bool,
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
@@ -263,15 +257,13 @@ impl Remote {
         for i in 0..self.sources.len() {
             let src = &self.sources[i];
             let rel = match src.kind {
-                Kind::Breakpad if !debuginfod_only => {
+                Kind::Breakpad => {
                     let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
                     format!("{debug_name}/{id}/{stem}.sym")
                 }
                 // Symbol servers hold PDBs under their name (binaries by code ID, for
                 // code, are not fetched yet).
-                Kind::Windows
-                    if !debuginfod_only && debug_name.to_ascii_lowercase().ends_with(".pdb") =>
-                {
+                Kind::Windows if debug_name.to_ascii_lowercase().ends_with(".pdb") => {
                     format!("{debug_name}/{id}/{debug_name}")
                 }
                 Kind::Debuginfod => match &build_id {
@@ -373,9 +365,12 @@ impl Remote {
             return Lookup::Pending;
         }
         match self.start(job) {
-            Some(mut d) => {
-                let outcome = d.wait();
-                self.record(&d, outcome);
+            // Waited for through the same polling as the others (progress, size cap).
+            Some(d) => {
+                self.running.push(d);
+                while self.running.iter().any(|d| d.url == url) {
+                    self.wait_any();
+                }
             }
             None => return self.fetch(source, url, rel, load, errors),
         }
@@ -494,6 +489,11 @@ impl Remote {
                 if self.verbose {
                     crate::elog!("  fetched {}", d.url);
                 }
+                if !self.quiet
+                    && let Some(line) = d.done_line()
+                {
+                    crate::elog!("  {line}");
+                }
                 let dest = d.root.join(&d.rel);
                 self.wrote.insert(dest.clone());
                 if self.sources[d.source].prunable
@@ -534,6 +534,11 @@ impl Remote {
     pub fn poll(&mut self) {
         let mut i = 0;
         while i < self.running.len() {
+            if !self.quiet
+                && let Some(line) = self.running[i].progress()
+            {
+                crate::elog!("  {line}");
+            }
             match self.running[i].poll() {
                 Some(outcome) => {
                     let d = self.running.swap_remove(i);

@@ -331,9 +331,10 @@ impl SymFile {
         let rest = line.strip_prefix("PUBLIC ")?;
         let rest = rest.strip_prefix("m ").unwrap_or(rest);
         let name = rest.splitn(3, ' ').nth(2)?.to_string();
-        // dump_syms marks section starts and nameless code with `<...>` placeholders, and
-        // keeps Mach-O's header symbol: they bound the symbol before them but name no code.
-        if name.starts_with('<') || name == "_mh_execute_header" || name == "__mh_execute_header" {
+        // dump_syms' placeholders and Mach-O's header symbol bound the symbol before them
+        // but name no code.
+        if is_placeholder(&name) || name == "_mh_execute_header" || name == "__mh_execute_header"
+        {
             return None;
         }
         Some(Symbolized {
@@ -345,6 +346,20 @@ impl SymFile {
             inlines: Vec::new(),
         })
     }
+}
+
+/// dump_syms' own names for code it has no name for: `<.plt ELF section in libx.so>`
+/// (section starts), `<unknown in libx.so>`, and Breakpad's `<name omitted>`. Anything else
+/// that starts with `<` is a real name (Rust's `<T as Trait>::f`).
+fn is_placeholder(name: &str) -> bool {
+    let Some(inner) = name.strip_prefix('<').and_then(|n| n.strip_suffix('>')) else {
+        return false;
+    };
+    inner == "name omitted"
+        || inner.starts_with("unknown in ")
+        || inner
+            .split_once(" section in ")
+            .is_some_and(|(section, _)| !section.contains(['<', '>', ':']))
 }
 
 struct Line {
@@ -570,5 +585,37 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
         let truncated = &SYM.as_bytes()[..SYM.find("FUNC 1000").unwrap() + 7];
         let s = SymFile::from_bytes(truncated.to_vec(), Path::new("x.sym"));
         assert!(s.is_err(), "a FUNC record cut short");
+    }
+
+    #[test]
+    fn only_dump_syms_placeholders_are_not_names() {
+        for p in [
+            "<.plt ELF section in libxul.so>",
+            "<.plt.got ELF section in a b.so>",
+            "<unknown in mathlib-O0.pdb>",
+            "<name omitted>",
+        ] {
+            assert!(is_placeholder(p), "{p}");
+        }
+        for n in [
+            "<alloc::raw_vec::RawVec<T,A> as core::ops::drop::Drop>::drop",
+            "<&str as core::fmt::Debug>::fmt",
+            "<[u8]>::to_vec",
+            "<impl core::fmt::Display for a section in b>",
+            "operator<",
+        ] {
+            assert!(!is_placeholder(n), "{n}");
+        }
+        let sym = "MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 t\n\
+PUBLIC 1000 0 <.text ELF section in t>\n\
+PUBLIC 1100 0 <alloc::vec::Vec<T> as core::ops::Drop>::drop\n\
+PUBLIC 1200 0 <unknown in t>\n";
+        let f = SymFile::from_bytes(sym.as_bytes().to_vec(), Path::new("t.sym")).unwrap();
+        let r = f.lookup_sorted(&[0x1010, 0x1110, 0x1210]);
+        assert!(r[0].is_none() && r[2].is_none());
+        assert_eq!(
+            &*r[1].as_ref().unwrap().function,
+            "<alloc::vec::Vec<T> as core::ops::Drop>::drop"
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! Requests that wait for downloads. The loop never sits in a download: such a request is
-//! kept (tiny_http lets a `Request` be answered later) with a deadline, the loop serves
-//! others, and answers it when its downloads are done or the budget is spent (then from
-//! what is there; the downloads go on for later requests).
+//! kept (tiny_http lets a `Request` be answered later), the loop serves others, and
+//! answers it when its downloads are done (saved, failed or stalled), or after a long
+//! backstop (then from what is there; the downloads go on for later requests).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -13,9 +13,10 @@ use super::{Server, error_response, json_answer, json_response};
 
 /// How often the loop polls downloads.
 pub const TICK: Duration = Duration::from_millis(25);
-/// The longest a request waits for downloads: under the 15 s a client may be promised,
-/// although sources tried one after the other may each stall 10 s.
-pub const BUDGET: Duration = Duration::from_secs(14);
+/// A backstop only: a request waits as long as its downloads move (curl ends a stalled
+/// one after 10 s without a byte, 5 s to connect), because the front-end asks once and
+/// never again, and libxul's symbols take minutes on a slow connection.
+pub const BUDGET: Duration = Duration::from_secs(600);
 
 pub struct Waiting {
     request: Request,

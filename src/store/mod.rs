@@ -16,6 +16,7 @@ use std::sync::Arc;
 use crate::cli::SymbolOptions;
 use crate::debugid;
 use crate::profile::libs::Lib;
+use crate::remote::glue::lacks_debug_info;
 use crate::remote::{Lookup, Remote};
 use crate::resolve::sidecar::{self, SidecarModule};
 use crate::resolve::{self, Companion, LoadContext, LoadError, Module, Symbolized};
@@ -375,19 +376,18 @@ impl SymbolStore {
                 candidates.len()
             )
         });
+        // A local file without debug info (stripped; a PE without its PDB) is only the
+        // fallback: the sidecar and the remote sources that fit the module may name more.
+        let mut fallback: Option<Module> = None;
         for c in candidates {
             match self.try_candidate(&c, breakpad_id) {
-                Ok(mut module) => {
-                    self.log(|| format!("  {c:?}: using it"));
-                    if crate::remote::glue::wants_debuginfod(self.remote.as_ref(), &module) {
-                        // An ELF without DWARF: debuginfod may have it.
-                        let mut e = Vec::new();
-                        match self.ask_remote(debug_name, breakpad_id, lib, true, &mut e) {
-                            Lookup::Found(m) => module = m,
-                            Lookup::Pending => return Err(e),
-                            Lookup::Absent => {}
-                        }
+                Ok(module) => {
+                    if lacks_debug_info(&module) && self.has_better_sources() {
+                        self.log(|| format!("  {c:?}: no debug info; kept as the fallback"));
+                        fallback.get_or_insert(module);
+                        continue;
                     }
+                    self.log(|| format!("  {c:?}: using it"));
                     let module = Rc::new(LoadedModule::new(module));
                     self.insert(debug_name, breakpad_id, module.clone());
                     return Ok(module);
@@ -412,9 +412,18 @@ impl SymbolStore {
             None => {}
         }
         // 7. Remote sources.
-        if let Lookup::Found(module) =
-            self.ask_remote(debug_name, breakpad_id, lib, false, &mut errors)
-        {
+        match self.ask_remote(debug_name, breakpad_id, lib, &mut errors) {
+            Lookup::Found(module) => {
+                let module = Rc::new(LoadedModule::new(module));
+                self.insert(debug_name, breakpad_id, module.clone());
+                return Ok(module);
+            }
+            // Asked again when the download is done; the fallback waits until then.
+            Lookup::Pending if fallback.is_some() => return Err(errors),
+            _ => {}
+        }
+        // 8. The local file's own tables.
+        if let Some(module) = fallback {
             let module = Rc::new(LoadedModule::new(module));
             self.insert(debug_name, breakpad_id, module.clone());
             return Ok(module);
@@ -475,13 +484,18 @@ impl SymbolStore {
         std::mem::take(&mut self.pending)
     }
 
+    /// Whether something after the local candidates could know more than a file without
+    /// debug info: a sidecar or a remote source.
+    fn has_better_sources(&self) -> bool {
+        self.sidecar.is_some() || self.remote.is_some()
+    }
+
     /// Step 7, through the same file check as local candidates.
     fn ask_remote(
         &mut self,
         debug_name: &str,
         breakpad_id: &str,
         lib: Option<&Lib>,
-        debuginfod_only: bool,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
         let Some(mut remote) = self.remote.take() else {
@@ -491,7 +505,6 @@ impl SymbolStore {
             debug_name,
             breakpad_id,
             lib,
-            debuginfod_only,
             &mut |p| self.try_file(p, breakpad_id),
             errors,
         );
