@@ -1572,3 +1572,186 @@ fn oversized_chunked_answers_and_endless_redirects_are_cut_off() {
     assert!(stderr.contains("more than 5 redirects"), "{stderr}");
     assert_eq!(redirector.requests().len(), 6);
 }
+
+// ---------------------------------------------------------------------------------------
+// Profiles recorded on this machine: stripped binaries at the libs' paths
+
+/// A profile lib whose file name and debug name differ (PE: `x.dll`, `x.pdb`).
+fn lib_at(name: &str, debug_name: &str, id: &str, path: &Path) -> Value {
+    let mut l = lib(debug_name, id, &path.display().to_string(), None);
+    l["name"] = json!(name);
+    l
+}
+
+/// Copies one module's `.sym` from the corpus store into `store`.
+fn copy_sym(corpus: &Path, store: &Path, debug_name: &str, id: &str) {
+    let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
+    let rel = format!("{debug_name}/{id}/{stem}.sym");
+    std::fs::create_dir_all(store.join(&rel).parent().unwrap()).unwrap();
+    std::fs::copy(corpus.join("breakpad").join(&rel), store.join(&rel)).unwrap();
+}
+
+/// (frames agreeing with `check`, frames asked).
+fn agreement(
+    got: &[Value],
+    truth: &common::Truth,
+    check: fn(&Value, &Value) -> Result<(), String>,
+) -> (usize, usize) {
+    let ok = got
+        .iter()
+        .zip(&truth.addresses)
+        .filter(|(g, t)| check(g, t).is_ok())
+        .count();
+    (ok, got.len())
+}
+
+#[test]
+fn stripped_local_files_are_named_from_the_symbol_servers() {
+    if !have_curl() {
+        return;
+    }
+    let corpus = common::corpus();
+    let dir = scratch("remote-stripped");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // ELF: fully stripped (no .symtab, no DWARF) with `strip` from binutils.
+    let elf_truth = common::Truth::load(&corpus.join("truth/elf/libmathlib.so.truth.json"));
+    let elf = bin.join("libmathlib.so");
+    run(Command::new("strip")
+        .arg("-o")
+        .arg(&elf)
+        .arg(corpus.join("elf/libmathlib.so")));
+    // Mach-O: the dylib without its dSYM (symbol table only).
+    let macho_truth =
+        common::Truth::load(&corpus.join("truth/macho/x86_64/libmathlib.dylib.truth.json"));
+    let macho = bin.join("libmathlib.dylib");
+    std::fs::copy(corpus.join("macho/x86_64/libmathlib.dylib"), &macho).unwrap();
+    // PE without its PDB, twice: one on a Windows symbol server, one on Tecken.
+    let pe_truth = common::Truth::load(&corpus.join("truth/pe/mathlib.dll.truth.json"));
+    let pe = bin.join("mathlib.dll");
+    std::fs::copy(corpus.join("pe/mathlib.dll"), &pe).unwrap();
+    let pe2_truth = common::Truth::load(&corpus.join("truth/pe/geomcpp.dll.truth.json"));
+    let pe2 = bin.join("geomcpp.dll");
+    std::fs::copy(corpus.join("pe/geomcpp.dll"), &pe2).unwrap();
+    // A module with its DWARF on disk: no server is asked for it.
+    let dwarf_truth =
+        common::Truth::load(&corpus.join("truth/elf/shapes-gcc-O2-dwarf4.truth.json"));
+    let dwarf = bin.join("shapes-gcc-O2-dwarf4");
+    std::fs::copy(corpus.join("elf/shapes-gcc-O2-dwarf4"), &dwarf).unwrap();
+
+    let store = dir.join("tecken-store");
+    for (name, t) in [
+        ("libmathlib.so", &elf_truth),
+        ("libmathlib.dylib", &macho_truth),
+        ("geomcpp.pdb", &pe2_truth),
+        ("shapes-gcc-O2-dwarf4", &dwarf_truth),
+    ] {
+        copy_sym(&corpus, &store, name, &t.breakpad_id());
+    }
+    let (tecken, _storage) = tecken(store);
+    let symsrv_root = dir.join("symsrv");
+    let d = symsrv_root.join("mathlib.pdb").join(pe_truth.breakpad_id());
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::copy(corpus.join("pe/mathlib.pdb"), d.join("mathlib.pdb")).unwrap();
+    let symsrv = Fake::start(files_handler(symsrv_root));
+
+    let profile = dir.join("profile.json");
+    let modules = [
+        ("libmathlib.so", "libmathlib.so", &elf_truth, &elf),
+        ("libmathlib.dylib", "libmathlib.dylib", &macho_truth, &macho),
+        ("mathlib.dll", "mathlib.pdb", &pe_truth, &pe),
+        ("geomcpp.dll", "geomcpp.pdb", &pe2_truth, &pe2),
+        (
+            "shapes-gcc-O2-dwarf4",
+            "shapes-gcc-O2-dwarf4",
+            &dwarf_truth,
+            &dwarf,
+        ),
+    ];
+    let libs: Vec<Value> = modules
+        .iter()
+        .map(|(n, d, t, p)| lib_at(n, d, &t.breakpad_id(), p))
+        .collect();
+    write_profile(&profile, &libs);
+    let args = |tecken_url: String, symsrv_url: String| {
+        vec![
+            profile.display().to_string(),
+            "--breakpad-symbol-server".into(),
+            tecken_url,
+            "--windows-symbol-server".into(),
+            symsrv_url,
+        ]
+    };
+    let cache = dir.join("cache");
+    let env = [("XDG_CACHE_HOME", cache.display().to_string())];
+    let ask = |server: &Running| -> Vec<Vec<Value>> {
+        modules
+            .iter()
+            .map(|(_, d, t, _)| {
+                let offsets: Vec<(usize, u64)> = t.offsets().into_iter().map(|o| (0, o)).collect();
+                frames(&server.symbolicate(&[(d.to_string(), t.breakpad_id())], &offsets))
+            })
+            .collect()
+    };
+    let checks: [fn(&Value, &Value) -> Result<(), String>; 5] = [
+        common::check_frame_against_sym,
+        common::check_frame_against_sym,
+        common::check_frame,
+        common::check_frame_against_sym,
+        common::check_frame,
+    ];
+    let score = |answers: &[Vec<Value>]| -> Vec<(usize, usize)> {
+        answers
+            .iter()
+            .zip(&modules)
+            .zip(checks)
+            .map(|((got, m), check)| agreement(got, m.2, check))
+            .collect()
+    };
+
+    let server = start(&args(tecken.url(), symsrv.url()), &env);
+    let first = score(&ask(&server));
+    eprintln!("stripped, from the servers: {first:?}");
+    for ((ok, n), m) in first.iter().zip(&modules) {
+        assert!(ok * 100 >= n * 98, "{}: {ok}/{n}\n{}", m.0, server.stderr());
+    }
+    // Every needed file asked for once, nothing for the module with DWARF.
+    let asked = tecken.requests();
+    for name in ["libmathlib.so.sym", "libmathlib.dylib.sym", "geomcpp.sym"] {
+        assert_eq!(
+            asked.iter().filter(|r| r.ends_with(name)).count(),
+            1,
+            "{asked:?}"
+        );
+    }
+    assert!(!asked.iter().any(|r| r.contains("shapes")), "{asked:?}");
+    assert_eq!(symsrv.count("mathlib.pdb"), 1);
+    drop(server);
+
+    // Again with every server refused: the same answers from the cache.
+    let server = start(&args(refused_url(), refused_url()), &env);
+    assert_eq!(score(&ask(&server)), first);
+    drop(server);
+
+    // Every server says 404: the local tables still answer (names, no lines).
+    let nothing = Fake::start(|_: &str| Reply::NotFound);
+    let server = start(
+        &args(nothing.url(), nothing.url()),
+        &[(
+            "XDG_CACHE_HOME",
+            dir.join("cache-empty").display().to_string(),
+        )],
+    );
+    let local = ask(&server);
+    let named = |fs: &[Value]| fs.iter().filter(|f| f.get("function").is_some()).count();
+    // The Mach-O's symbol table and the PE exports name most frames; no line anywhere.
+    assert!(
+        named(&local[1]) * 2 > local[1].len(),
+        "{:?}",
+        &local[1][..3]
+    );
+    for m in &local[..4] {
+        assert!(m.iter().all(|f| f.get("line").is_none()));
+    }
+    assert!(nothing.requests().len() >= 4);
+}

@@ -9,7 +9,8 @@ use crate::resolve::Module;
 /// beside it (stripped ELF or Mach-O, a PE without its PDB): its names are `fun_…`,
 /// exports and PLT entries, without files or lines, so better sources are worth asking.
 pub fn lacks_debug_info(module: &Module) -> bool {
-    matches!(module, Module::Native(m) if m.dwarf.is_none() && m.debug_map.is_none())
+    matches!(module, Module::Native(m)
+        if m.dwarf.is_none() && m.debug_map.as_ref().is_none_or(|d| !d.has_objects()))
 }
 
 /// A lib's path made relative (for `--simpleperf-binary-cache DIR/<lib path>`), unless

@@ -333,8 +333,7 @@ impl SymFile {
         let name = rest.splitn(3, ' ').nth(2)?.to_string();
         // dump_syms' placeholders and Mach-O's header symbol bound the symbol before them
         // but name no code.
-        if is_placeholder(&name) || name == "_mh_execute_header" || name == "__mh_execute_header"
-        {
+        if is_placeholder(&name) || name == "_mh_execute_header" || name == "__mh_execute_header" {
             return None;
         }
         Some(Symbolized {

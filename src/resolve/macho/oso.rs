@@ -245,6 +245,11 @@ fn ar_member<'d>(data: &'d [u8], member: &str) -> Option<(u64, &'d [u8])> {
 }
 
 impl DebugMap {
+    /// Whether any object it names was found (else it knows nothing the symbols do not).
+    pub fn has_objects(&self) -> bool {
+        self.objects.iter().any(|o| o.located.is_some())
+    }
+
     pub fn cost(&self) -> u64 {
         self.objects
             .iter()
