@@ -23,6 +23,11 @@ enum Reply {
     Redirect(String),
     /// Sent with chunked framing (no length the client could check first).
     Chunked(Vec<u8>),
+    /// Sent slowly but steadily: `bytes_per_tick` every 100 ms.
+    Throttled(Vec<u8>, usize),
+    /// Gzip-encoded when the request accepts it (as Tecken's storage does), counting the
+    /// bytes of each body sent.
+    GzipIfAsked(Vec<u8>, Arc<Mutex<usize>>),
     NotFound,
     /// Accept, read the request, never answer (until the client gives up).
     Stall,
@@ -74,17 +79,50 @@ fn serve(mut conn: TcpStream, handler: &dyn Fn(&str) -> Reply, log: &Mutex<Vec<S
     if reader.read_line(&mut first).is_err() {
         return;
     }
+    let mut gzip_ok = false;
     loop {
         let mut line = String::new();
         match reader.read_line(&mut line) {
             Ok(0) | Err(_) => return,
             Ok(_) if line == "\r\n" => break,
-            Ok(_) => {}
+            Ok(_) => {
+                let l = line.to_ascii_lowercase();
+                gzip_ok |= l.starts_with("accept-encoding:") && l.contains("gzip");
+            }
         }
     }
     let target = first.split(' ').nth(1).unwrap_or("").to_string();
     log.lock().unwrap().push(target.clone());
     let (status, extra, body) = match handler(&target) {
+        Reply::Throttled(b, per_tick) => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                b.len()
+            );
+            let _ = conn.write_all(head.as_bytes());
+            for piece in b.chunks(per_tick.max(1)) {
+                if conn.write_all(piece).is_err() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            return;
+        }
+        Reply::GzipIfAsked(b, sent) => {
+            let (extra, body) = if gzip_ok {
+                let mut e =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                e.write_all(&b).unwrap();
+                (
+                    "Content-Encoding: gzip\r\n".to_string(),
+                    e.finish().unwrap(),
+                )
+            } else {
+                (String::new(), b)
+            };
+            *sent.lock().unwrap() += body.len();
+            ("200 OK", extra, body)
+        }
         Reply::Chunked(b) => {
             let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
             let _ = conn.write_all(head.as_bytes());
@@ -1754,4 +1792,140 @@ fn stripped_local_files_are_named_from_the_symbol_servers() {
         assert!(m.iter().all(|f| f.get("line").is_none()));
     }
     assert!(nothing.requests().len() >= 4);
+}
+
+/// A stripped copy of a corpus ELF, its truth and its `.sym` (dump_syms).
+fn stripped_corpus_elf(dir: &Path, name: &str) -> (PathBuf, common::Truth, Vec<u8>) {
+    let corpus = common::corpus();
+    let truth = common::Truth::load(&corpus.join(format!("truth/elf/{name}.truth.json")));
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let path = bin.join(name);
+    run(Command::new("strip")
+        .arg("-o")
+        .arg(&path)
+        .arg(corpus.join("elf").join(name)));
+    let sym = std::fs::read(
+        corpus
+            .join("breakpad")
+            .join(name)
+            .join(truth.breakpad_id())
+            .join(format!("{name}.sym")),
+    )
+    .unwrap();
+    (path, truth, sym)
+}
+
+#[test]
+fn a_slow_download_that_keeps_moving_is_awaited_and_a_stalled_one_gives_local_names() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-slow");
+    let name = "shapes-gcc-O2-dwarf4";
+    let (path, truth, sym) = stripped_corpus_elf(&dir, name);
+    // About 21 s for the whole file, never 10 s without a byte.
+    let per_tick = sym.len() / 210 + 1;
+    let slow = Fake::start(move |_: &str| Reply::Throttled(sym.clone(), per_tick));
+    let stall = Fake::start(|_: &str| Reply::Stall);
+    let profile = dir.join("profile.json");
+    let id = truth.breakpad_id();
+    write_profile(&profile, &[lib_at(name, name, &id, &path)]);
+    let offsets: Vec<(usize, u64)> = truth.offsets().into_iter().map(|o| (0, o)).collect();
+    let map = [(name.to_string(), id.clone())];
+    let ask = |server_url: String, cache: &str| {
+        let server = start(
+            &[
+                profile.display().to_string(),
+                "--breakpad-symbol-server".into(),
+                server_url,
+            ],
+            &[("XDG_CACHE_HOME", dir.join(cache).display().to_string())],
+        );
+        let t = std::time::Instant::now();
+        let got = frames(&server.symbolicate(&map, &offsets));
+        (got, t.elapsed(), server.stderr())
+    };
+    let (slow_got, slow_took, stderr) = std::thread::scope(|s| {
+        let stalled = s.spawn(|| ask(stall.url(), "cache-stall"));
+        let slow = ask(slow.url(), "cache-slow");
+        let (got, took, stderr) = stalled.join().unwrap();
+        eprintln!("stalled server: answered after {took:?}");
+        // The local tables answer: stripped, so `fun_…` names from unwind tables, no lines.
+        let named = got.iter().filter(|f| f.get("function").is_some()).count();
+        assert!(named * 2 > got.len(), "{named}/{}\n{stderr}", got.len());
+        assert!(got.iter().all(|f| f.get("line").is_none()));
+        assert!(took < std::time::Duration::from_secs(60));
+        slow
+    });
+    eprintln!("slow server: answered after {slow_took:?}");
+    assert!(
+        slow_took >= std::time::Duration::from_secs(15),
+        "{slow_took:?}"
+    );
+    let (ok, n) = agreement(&slow_got, &truth, common::check_frame_against_sym);
+    assert!(ok * 100 >= n * 98, "{ok}/{n}\n{stderr}");
+    // Progress was reported while it ran, and once at the end.
+    assert!(stderr.contains("MB so far"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{name}.sym: 0.0 MB in ")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn gzip_transfers_are_asked_for_and_decoded() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-gzip");
+    // A module of 3000 functions: a .sym as big as the records of a real library.
+    let id = "0123456789ABCDEF0123456789ABCDEF0";
+    let mut sym = format!("MODULE Linux x86_64 {id} libbig.so\nFILE 0 /src/big/module.c\n");
+    for i in 0..3000u64 {
+        let start = 0x1000 + i * 0x40;
+        sym += &format!("FUNC {start:x} 40 0 big_function_number_{i}(int, char const*)\n");
+        sym += &format!(
+            "{start:x} 20 {} 0\n{:x} 20 {} 0\n",
+            10 + i * 3,
+            start + 0x20,
+            11 + i * 3
+        );
+    }
+    let sent = Arc::new(Mutex::new(0usize));
+    let s2 = sent.clone();
+    let body = sym.clone().into_bytes();
+    let server = Fake::start(move |_: &str| Reply::GzipIfAsked(body.clone(), s2.clone()));
+    let offsets: Vec<u64> = (0..3000u64)
+        .step_by(97)
+        .map(|i| 0x1000 + i * 0x40 + 0x24)
+        .collect();
+    let request = json!({"memoryMap": [["libbig.so", id]],
+                         "stacks": [offsets.iter().map(|o| json!([0, o])).collect::<Vec<_>>()]});
+    let cache = dir.join("cache").display().to_string();
+    let a = common::query_stdin(
+        &["/symbolicate/v5", "--breakpad-symbol-server", &server.url()],
+        &[("XDG_CACHE_HOME", &cache)],
+        &request,
+    );
+    let got = &a["results"][0]["stacks"][0];
+    for (k, o) in offsets.iter().enumerate() {
+        let i = (o - 0x1000) / 0x40;
+        assert_eq!(
+            got[k]["function"],
+            json!(format!("big_function_number_{i}(int, char const*)"))
+        );
+        assert_eq!(got[k]["line"], json!(11 + i * 3));
+    }
+    let sent = *sent.lock().unwrap();
+    eprintln!("gzip: {sent} bytes sent for {} plain", sym.len());
+    assert!(sent * 100 <= sym.len() * 40, "{sent} of {}", sym.len());
+    // Stored decoded.
+    let stored = std::fs::read(
+        dir.join("cache/profiler-symbol-server/breakpad/libbig.so")
+            .join(id)
+            .join("libbig.so.sym"),
+    )
+    .unwrap();
+    assert_eq!(stored, sym.as_bytes());
 }
