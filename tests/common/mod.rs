@@ -563,6 +563,22 @@ fn canonical_file(f: &str) -> String {
 }
 
 /// Compares one answered frame with a truth entry; `Err` says what differs.
+/// Whether `got` names the symbol `want` (its linkage name, as the truth gives it): the
+/// same text, or a demangled spelling, whose last path segment the mangled name carries
+/// literally (Itanium and Rust v0 manglings both spell identifiers out).
+fn same_symbol(got: &str, want: &Value) -> bool {
+    let Some(want) = want.as_str() else {
+        return false;
+    };
+    if got == want {
+        return true;
+    }
+    let mangled = ["_Z", "__Z", "_R"].iter().any(|p| want.starts_with(p));
+    let last = got.rsplit("::").next().unwrap_or(got);
+    let last = last.split(['<', '(']).next().unwrap_or(last);
+    mangled && !last.is_empty() && want.contains(last)
+}
+
 pub fn check_frame(frame: &Value, entry: &Value) -> Result<(), String> {
     let e = &entry["expect"];
     let offset = parse_hex(entry["module_offset"].as_str().unwrap());
@@ -578,7 +594,9 @@ pub fn check_frame(frame: &Value, entry: &Value) -> Result<(), String> {
         let nearest = &e["nearest_preceding_symbol"];
         let start = |f: &Value| {
             let off = frame["function_offset"].as_str().map(parse_hex)?;
-            offset.checked_sub(off).filter(|_| f == &nearest["name"])
+            offset
+                .checked_sub(off)
+                .filter(|_| same_symbol(f.as_str().unwrap_or(""), &nearest["name"]))
         };
         if let Some(f) = frame.get("function")
             && (nearest.is_null() || start(f) != nearest["start"].as_str().map(parse_hex))
