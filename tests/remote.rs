@@ -1629,6 +1629,9 @@ fn copy_sym(corpus: &Path, store: &Path, debug_name: &str, id: &str) {
     std::fs::copy(corpus.join("breakpad").join(&rel), store.join(&rel)).unwrap();
 }
 
+/// A comparison of an answered frame with a truth entry.
+type Check = fn(&Value, &Value) -> Result<(), String>;
+
 /// (frames agreeing with `check`, frames asked).
 fn agreement(
     got: &[Value],
@@ -1731,7 +1734,7 @@ fn stripped_local_files_are_named_from_the_symbol_servers() {
             })
             .collect()
     };
-    let checks: [fn(&Value, &Value) -> Result<(), String>; 5] = [
+    let checks: [Check; 5] = [
         common::check_frame_against_sym,
         common::check_frame_against_sym,
         common::check_frame,
