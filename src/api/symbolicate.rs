@@ -95,10 +95,16 @@ fn encode(s: &Symbolized) -> Vec<u8> {
             if k > 0 {
                 out.push(b',');
             }
-            // The front-end needs a name for every frame.
-            out.extend_from_slice(b"{\"function\":");
-            string(&mut out, i.function.as_deref().unwrap_or("??"));
-            file_line(&mut out, i.file.as_deref(), i.line);
+            // An unknown name is left out: the front-end then shows its own placeholder
+            // with the offset and inline depth, more useful than `??`.
+            out.push(b'{');
+            let mut fields = Vec::new();
+            if let Some(f) = i.function.as_deref() {
+                fields.extend_from_slice(b",\"function\":");
+                string(&mut fields, f);
+            }
+            file_line(&mut fields, i.file.as_deref(), i.line);
+            out.extend_from_slice(fields.strip_prefix(b",").unwrap_or(&fields));
             out.push(b'}');
         }
         out.push(b']');
