@@ -15,6 +15,7 @@ pub mod disasm;
 pub mod hint;
 pub mod jsonwrite;
 pub mod log;
+pub mod pathname;
 pub mod profile;
 pub mod remote;
 pub mod resolve;

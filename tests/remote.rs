@@ -1932,3 +1932,58 @@ fn gzip_transfers_are_asked_for_and_decoded() {
     .unwrap();
     assert_eq!(stored, sym.as_bytes());
 }
+
+#[test]
+fn names_that_mean_more_than_a_file_on_windows_are_refused() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-windows-names");
+    let server = Fake::start(|_: &str| Reply::NotFound);
+    let xdg = dir.join("xdg");
+    let id = "0123456789ABCDEF0123456789ABCDEF1";
+    let names = [
+        "C:x",
+        "x.pdb:stream",
+        "CON",
+        "NUL.pdb",
+        "com1.dll",
+        "name.",
+        "name ",
+        "a|b.pdb",
+    ];
+    let map: Vec<Value> = names.iter().map(|n| json!([n, id])).collect();
+    let request = json!({"memoryMap": map,
+                         "stacks": [names.iter().enumerate().map(|(i, _)| json!([i, 0x10])).collect::<Vec<_>>()]});
+    let cache = xdg.display().to_string();
+    let a = common::query_stdin(
+        &[
+            "/symbolicate/v5",
+            "--breakpad-symbol-server",
+            &server.url(),
+            "--symbol-dir",
+            &dir.display().to_string(),
+        ],
+        &[("XDG_CACHE_HOME", &cache)],
+        &request,
+    );
+    let errors = &a["results"][0]["module_errors"];
+    for n in names {
+        let e = errors[format!("{n}/{id}")].to_string();
+        assert!(e.contains("InvalidDebugName"), "{n}: {e}");
+    }
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    // Nothing was created anywhere: the scratch folder holds only the (unused) cache root.
+    let mut found = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                found.push(e.path());
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:?}");
+}

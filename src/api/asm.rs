@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::{Api, ApiError, offset_field};
 use crate::disasm;
+use crate::pathname::is_plain;
 use crate::profile::libs::Lib;
 use crate::store::codefile::{self, CodeQuery};
 
@@ -72,10 +73,6 @@ impl AsmRequest {
 }
 
 /// A file name that is safe to join to a folder.
-fn plain(name: &str) -> bool {
-    !name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.contains("..")
-}
-
 impl Api {
     /// `/asm/v1`: `Err` carries the message of a 200 `{"error": …}` answer.
     pub(super) fn asm(&mut self, req: &AsmRequest) -> Result<Value, String> {
@@ -205,15 +202,15 @@ impl Api {
             .name
             .as_deref()
             .or(lib.and_then(|l| l.name.as_deref()))
-            .filter(|n| plain(n));
+            .filter(|n| is_plain(n));
         let names: Vec<&str> = name
             .into_iter()
-            .chain(Some(debug_name).filter(|n| plain(n)))
+            .chain(Some(debug_name).filter(|n| is_plain(n)))
             .collect();
         for dir in self.store.symbol_dirs() {
             out.extend(names.iter().map(|n| dir.join(n)));
         }
-        if let (Some(n), Some(code_id)) = (name, req.code_id.as_deref().filter(|c| plain(c))) {
+        if let (Some(n), Some(code_id)) = (name, req.code_id.as_deref().filter(|c| is_plain(c))) {
             for dir in self.store.symstores() {
                 out.push(dir.join(n).join(code_id).join(n));
             }

@@ -17,6 +17,11 @@ pub fn lacks_debug_info(module: &Module) -> bool {
 /// it could lead out of the folder.
 pub fn device_path(lib: &Lib) -> Option<&Path> {
     let rel = lib.path.as_deref()?.trim_start_matches('/');
-    let ok = !rel.is_empty() && !rel.contains('\\') && !rel.split('/').any(|c| c == "..");
+    // Each component a plain name: on Windows `C:` or `NUL` would lead elsewhere.
+    let ok = !rel.is_empty()
+        && rel
+            .split('/')
+            .filter(|c| !c.is_empty())
+            .all(crate::pathname::is_plain);
     ok.then(|| Path::new(rel))
 }

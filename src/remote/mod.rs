@@ -103,10 +103,6 @@ fn encode_path(rel: &str) -> String {
     out
 }
 
-fn is_plain_name(name: &str) -> bool {
-    !name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.contains("..")
-}
-
 /// The `srv*CACHE*URL` entries of a `_NT_SYMBOL_PATH`-style value: each server with the
 /// cache folder written before it in its entry, if any.
 pub fn symbol_path_servers(value: &str) -> Vec<(String, Option<PathBuf>)> {
@@ -248,7 +244,7 @@ impl Remote {
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
-        if !is_plain_name(debug_name) {
+        if !crate::pathname::is_plain(debug_name) {
             return Lookup::Absent;
         }
         let id = breakpad_id.to_ascii_uppercase();

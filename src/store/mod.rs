@@ -6,8 +6,9 @@ mod paths;
 mod vdso;
 pub mod zip;
 
+use crate::pathname::is_plain;
+use paths::Candidate;
 pub use paths::parse_symbol_path;
-use paths::{Candidate, is_plain_name};
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -362,11 +363,11 @@ impl SymbolStore {
         let candidates = self.candidates(debug_name, breakpad_id, lib);
         let mut errors = Vec::new();
         let mut poison = None;
-        if !is_plain_name(debug_name) {
+        if !is_plain(debug_name) {
             errors.push(LoadError {
                 kind: "InvalidDebugName",
                 message: format!(
-                    "debug name '{debug_name}' contains a path separator or '..': no path is built from it"
+                    "debug name '{debug_name}' is not a plain file name on every platform (a separator, '..', ':', a device name like NUL, a trailing dot or space): no path is built from it"
                 ),
             });
         }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::SymbolStore;
+use crate::pathname::is_plain;
 use crate::profile::libs::Lib;
 use crate::resolve::Companion;
 
@@ -17,10 +18,6 @@ pub(super) enum Candidate {
     /// This process's vDSO: the kernel maps the same image into every process, so the
     /// profile's `[vdso]` is ours when the IDs match.
     Vdso,
-}
-
-pub(super) fn is_plain_name(name: &str) -> bool {
-    !name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.contains("..")
 }
 
 /// Splits a `_NT_SYMBOL_PATH`-style value into local folders and remote servers.
@@ -82,7 +79,7 @@ pub(super) fn companions(
             out.extend(symbol_dirs.iter().map(|d| d.join(&rel)));
         }
         Companion::DebugLink(name) => {
-            if !is_plain_name(name) {
+            if !is_plain(name) {
                 return out;
             }
             out.push(dir.join(name));
@@ -121,7 +118,7 @@ pub(super) fn companions(
             }
         }
         Companion::Pdb { name, recorded, id } => {
-            if !is_plain_name(name) {
+            if !is_plain(name) {
                 return out;
             }
             out.push(dir.join(name));
@@ -142,10 +139,8 @@ impl SymbolStore {
         lib: Option<&Lib>,
     ) -> Vec<Candidate> {
         let mut files: Vec<PathBuf> = Vec::new();
-        let plain = is_plain_name(debug_name);
-        let name = lib
-            .and_then(|l| l.name.as_deref())
-            .filter(|n| is_plain_name(n));
+        let plain = is_plain(debug_name);
+        let name = lib.and_then(|l| l.name.as_deref()).filter(|n| is_plain(n));
         // 1. The profile's hints.
         if let Some(lib) = lib {
             if let Some(dp) = &lib.debug_path {

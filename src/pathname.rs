@@ -1,0 +1,100 @@
+//! Names from a profile or a request (debug names, library names, code IDs) become path
+//! components here, and only here: a name is used only if every platform would read it as
+//! one plain file name. On Windows `C:x` is relative to a drive's current folder,
+//! `x:stream` names an alternate data stream, `NUL.pdb` is a device and trailing dots or
+//! spaces are dropped, so a crafted profile could otherwise make the Windows build read or
+//! write outside the folder it joins the name to.
+
+/// Whether `name` is safe as one path component on every platform.
+pub fn is_plain(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && !name.contains("..")
+        && !name.ends_with(['.', ' '])
+        && !name.chars().any(|c| {
+            c.is_control() || matches!(c, '/' | '\\' | ':' | '<' | '>' | '"' | '|' | '?' | '*')
+        })
+        && !is_windows_device(name)
+}
+
+/// Whether a file name is one of Windows' reserved device names, with any extension
+/// (`CON`, `nul.pdb`, `COM1.txt`, `LPT¹`).
+fn is_windows_device(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
+    let upper = stem.to_ascii_uppercase();
+    if matches!(
+        upper.as_str(),
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
+    ) {
+        return true;
+    }
+    let (head, digit) = match upper.char_indices().nth(3) {
+        Some((i, _)) => upper.split_at(i),
+        None => return false,
+    };
+    matches!(head, "COM" | "LPT")
+        && matches!(
+            digit,
+            "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "¹" | "²" | "³"
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_names_pass() {
+        for n in [
+            "libxul.so",
+            "xul.pdb",
+            "libc.so.6",
+            "firefox",
+            "[vdso]",
+            "libstdc++.so.6",
+            "a b.dll",
+            "CONFIG.pdb",
+            "console.dll",
+            "COM10.dll",
+            "0123456789ABCDEF0123456789ABCDEF0",
+        ] {
+            assert!(is_plain(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn anything_more_than_a_file_name_is_refused() {
+        for n in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "a\\b",
+            "../x",
+            "C:x",
+            "C:",
+            "x.pdb:stream",
+            "CON",
+            "con",
+            "NUL.pdb",
+            "nul .pdb",
+            "COM1",
+            "lpt9.dll",
+            "COM¹.dll",
+            "AUX.tar.gz",
+            "CONIN$",
+            "name.",
+            "name ",
+            "a\u{0}b",
+            "a\nb",
+            "a\u{1b}[31m",
+            "a*b",
+            "a?b",
+            "a|b",
+            "a<b>",
+            "a\"b",
+        ] {
+            assert!(!is_plain(n), "{n:?}");
+        }
+    }
+}
