@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const USAGE: &str = "\
@@ -261,6 +261,36 @@ fn server_url(v: OsString, opt: &str) -> Result<String, UsageError> {
     }
 }
 
+/// The mode `word` is probably a misspelling of: not a file, no path or extension, and
+/// at most two edits away from a mode's name.
+fn misspelled_mode(word: &str) -> Option<&'static str> {
+    if word.contains(['.', '/', '\\']) || Path::new(word).exists() {
+        return None;
+    }
+    ["load", "symbolicate", "query"]
+        .into_iter()
+        .map(|m| (edit_distance(word, m), m))
+        .filter(|&(d, _)| d <= 2)
+        .min()
+        .map(|(_, m)| m)
+}
+
+/// Levenshtein distance (short words only).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 /// Parses the arguments after the program name. `profiler_url_env` is `$PROFILER_URL`.
 pub fn parse<I>(args: I, profiler_url_env: Option<String>) -> Result<Invocation, UsageError>
 where
@@ -280,6 +310,8 @@ where
     let mut read_timeout = Duration::from_secs(10);
     let mut output: Option<PathBuf> = None;
     let mut sidecar: Option<Option<PathBuf>> = None;
+    // `--sidecar PATH` (no `=`): the index the next positional will have.
+    let mut sidecar_at: Option<usize> = None;
 
     while let Some(arg) = parser.next()? {
         match arg {
@@ -349,8 +381,17 @@ where
                         UsageError(format!("--read-timeout: '{s}' is not a number of seconds"))
                     })?;
             }
-            Short('o') | Long("output") => output = Some(parser.value()?.into()),
-            Long("sidecar") => sidecar = Some(parser.optional_value().map(PathBuf::from)),
+            Short('o') | Long("output") => {
+                if output.is_some() {
+                    return Err(UsageError("-o/--output given twice".to_string()));
+                }
+                output = Some(parser.value()?.into())
+            }
+            Long("sidecar") => {
+                let value = parser.optional_value().map(PathBuf::from);
+                sidecar_at = value.is_none().then_some(positionals.len());
+                sidecar = Some(value);
+            }
             Value(v) => {
                 if mode.is_none() && positionals.is_empty() {
                     match v.to_str() {
@@ -376,6 +417,23 @@ where
     }
     let profiler_url = profiler_url.trim_end_matches('/').to_string();
     let mode = mode.unwrap_or(Mode::Load);
+    // `--sidecar PATH` as the contract writes it: the argument after it is its PATH when
+    // a profile is given besides (with one positional only, that one is the profile).
+    if mode == Mode::Symbolicate
+        && sidecar == Some(None)
+        && let Some(i) = sidecar_at.filter(|&i| i < positionals.len() && positionals.len() >= 2)
+    {
+        sidecar = Some(Some(PathBuf::from(positionals.remove(i))));
+    }
+    if mode == Mode::Load
+        && positionals.len() >= 2
+        && let Some(near) = positionals[0].to_str().and_then(misspelled_mode)
+    {
+        return Err(UsageError(format!(
+            "unknown mode '{}' (did you mean '{near}'?); modes: load, symbolicate, query",
+            positionals[0].to_string_lossy()
+        )));
+    }
     if mode != Mode::Symbolicate && (output.is_some() || sidecar.is_some()) {
         return Err(UsageError(
             "-o/--output and --sidecar are only valid with `symbolicate`".to_string(),
@@ -438,6 +496,55 @@ mod tests {
 
     fn p(args: &[&str]) -> Result<Invocation, UsageError> {
         parse(args.iter().map(OsString::from), None)
+    }
+
+    #[test]
+    fn misspelled_modes_are_named() {
+        let e = p(&["lod", "x.json"]).err().unwrap().0;
+        assert!(
+            e.contains("unknown mode 'lod'") && e.contains("'load'"),
+            "{e}"
+        );
+        let e = p(&["symbolicat", "x.json", "y"]).err().unwrap().0;
+        assert!(e.contains("'symbolicate'"), "{e}");
+        let e = p(&["qeury", "/symbolicate/v5"]).err().unwrap().0;
+        assert!(e.contains("'query'"), "{e}");
+        // A real extra argument is still just that.
+        let e = p(&["load", "a.json", "b.json"]).err().unwrap().0;
+        assert!(e.contains("unexpected argument 'b.json'"), "{e}");
+    }
+
+    #[test]
+    fn sidecar_takes_its_path_with_or_without_equals() {
+        let side = |args: &[&str]| match p(args).unwrap().command {
+            Command::Symbolicate {
+                profile, sidecar, ..
+            } => (profile, sidecar),
+            _ => panic!("not symbolicate"),
+        };
+        let want = (PathBuf::from("p.json"), Some(Some(PathBuf::from("s.json"))));
+        assert_eq!(
+            side(&["symbolicate", "p.json", "--sidecar", "s.json"]),
+            want
+        );
+        assert_eq!(
+            side(&["symbolicate", "--sidecar", "s.json", "p.json"]),
+            want
+        );
+        assert_eq!(side(&["symbolicate", "p.json", "--sidecar=s.json"]), want);
+        assert_eq!(
+            side(&["symbolicate", "--sidecar", "p.json"]),
+            (PathBuf::from("p.json"), Some(None))
+        );
+        assert_eq!(
+            side(&["symbolicate", "p.json", "--sidecar", "-o", "o.json"]),
+            (PathBuf::from("p.json"), Some(None))
+        );
+        let e = p(&["symbolicate", "p.json", "-o", "a", "-o", "b"])
+            .err()
+            .unwrap()
+            .0;
+        assert!(e.contains("twice"), "{e}");
     }
 
     #[test]
