@@ -108,6 +108,9 @@ impl Api {
     /// file is local.
     pub(super) fn source(&mut self, req: &SourceRequest) -> Result<Value, String> {
         let lib = self.lib(&req.debug_name, &req.debug_id);
+        if self.libs_pending {
+            return Err("waiting for the profile's libraries".into());
+        }
         let module = self
             .store
             .module(&req.debug_name, &req.debug_id, lib.as_ref())
