@@ -136,7 +136,10 @@ fn a_profile_with_100000_libs_is_answered_within_limits() {
     assert_eq!(function, json!("checksum"));
     assert!(took < BUDGET, "answered after {took:?}");
     let rss = peak_rss_kb(server.pid());
-    eprintln!("100 000 libs: answered in {took:?}, peak RSS {} MiB", rss >> 10);
+    eprintln!(
+        "100 000 libs: answered in {took:?}, peak RSS {} MiB",
+        rss >> 10
+    );
     assert!(rss < MAX_RSS_KB, "peak RSS {rss} KiB");
     server.assert_alive();
 }

@@ -129,7 +129,11 @@ impl Api {
                 Err(mpsc::TryRecvError::Empty) => return,
                 Ok(LibsRead::All(all)) => all,
                 Err(mpsc::TryRecvError::Disconnected) => Err(ProfileError {
-                    path: self.profile.as_ref().map(|p| p.path.clone()).unwrap_or_default(),
+                    path: self
+                        .profile
+                        .as_ref()
+                        .map(|p| p.path.clone())
+                        .unwrap_or_default(),
                     problem: "reading its libraries stopped (internal error)".into(),
                     not_a_profile: false,
                 }),

@@ -115,7 +115,10 @@ mod tests {
             lib("b", "AB0", "/b"),
         ]);
         assert_eq!(list.len(), 2);
-        assert_eq!(list.find("a", "AB0").unwrap().path.as_deref(), Some("/first"));
+        assert_eq!(
+            list.find("a", "AB0").unwrap().path.as_deref(),
+            Some("/first")
+        );
         assert_eq!(list.find("b", "ab0").unwrap().path.as_deref(), Some("/b"));
         assert!(list.find("c", "AB0").is_none());
     }

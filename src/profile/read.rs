@@ -130,7 +130,11 @@ fn array<R: Read>(
 /// A `libs` value: an array of lib objects, or (old Gecko profiles) a JSON string holding
 /// that array. Read one entry at a time, never as a whole tree (a `Value` per entry of a
 /// 64 MiB array would take ten times that).
-fn libs<R: Read>(inp: &mut Input<R>, out: &mut Vec<Lib>, budget: &mut Budget) -> Result<(), String> {
+fn libs<R: Read>(
+    inp: &mut Input<R>,
+    out: &mut Vec<Lib>,
+    budget: &mut Budget,
+) -> Result<(), String> {
     inp.whitespace(|_| {})?;
     match inp.peek()? {
         Some(b'[') => lib_entries(inp, out, budget),
