@@ -220,6 +220,14 @@ impl Api {
                 req.debug_name
             )
         })?;
+        // A downloaded file's names were chosen by the server: answered as for Breakpad.
+        if module.downloaded() || self.store.is_download_cache(debug_file) {
+            return Err(format!(
+                "{} was found only through a download ({}); sources are served only from local debug files",
+                req.debug_name,
+                debug_file.display()
+            ));
+        }
         let sym = module
             .lookup_sorted(&[req.module_offset])
             .map_err(|e| format!("{} ({})", e.message, e.kind))?

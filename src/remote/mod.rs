@@ -206,6 +206,11 @@ impl Remote {
         })
     }
 
+    /// The folders downloads are saved in.
+    pub fn cache_dirs(&self) -> impl Iterator<Item = &Path> {
+        self.sources.iter().map(|s| s.cache.as_path())
+    }
+
     pub fn has_debuginfod(&self) -> bool {
         self.sources.iter().any(|s| s.kind == Kind::Debuginfod)
     }

@@ -64,6 +64,9 @@ pub struct LoadedModule {
     /// Set when a lookup panicked (a parser bug met a corrupt file): the module answers
     /// nothing more, and the store drops it for a remembered error.
     failed: std::cell::RefCell<Option<LoadError>>,
+    /// Its debug file was downloaded (symbol server, debuginfod): whoever runs that
+    /// server wrote the file names in it, so they must not choose local files to serve.
+    downloaded: bool,
 }
 
 /// Modules remembered as making a parser panic (beyond that, they are tried again).
@@ -83,13 +86,19 @@ impl std::ops::Deref for LoadedModule {
 }
 
 impl LoadedModule {
-    fn new(module: Module) -> LoadedModule {
+    fn new(module: Module, downloaded: bool) -> LoadedModule {
         LoadedModule {
             module,
             memo: Default::default(),
             memo_bytes: Default::default(),
             failed: Default::default(),
+            downloaded,
         }
+    }
+
+    /// Whether the debug file came from a remote source (see `downloaded`).
+    pub fn downloaded(&self) -> bool {
+        self.downloaded
     }
 
     /// Resolves ascending offsets. A panic in the format's code fails this module only.
@@ -181,6 +190,9 @@ pub struct SymbolStore {
     opts: SymbolOptions,
     /// Local folders of `--windows-symbol-path` / `_NT_SYMBOL_PATH`.
     symstores: Vec<PathBuf>,
+    /// Those of them that are caches of a symbol server (`srv*CACHE*URL`): what is
+    /// found there was downloaded, even when found as a local file.
+    server_caches: Vec<PathBuf>,
     /// Servers, debuginfod and their caches (step 7); `None` without any.
     remote: Option<Remote>,
     /// Set when a module waits for a download (see `take_pending`).
@@ -202,9 +214,15 @@ pub struct SymbolStore {
 impl SymbolStore {
     pub fn new(opts: SymbolOptions, nt_symbol_path: Option<String>) -> SymbolStore {
         let mut symstores = Vec::new();
+        let mut server_caches = Vec::new();
         // Their servers are fetched from by `remote`.
         for value in opts.windows_symbol_path.iter().chain(nt_symbol_path.iter()) {
             symstores.extend(parse_symbol_path(value).0);
+            server_caches.extend(
+                crate::remote::symbol_path_servers(value)
+                    .into_iter()
+                    .filter_map(|(_, cache)| cache),
+            );
         }
         let archives = opts
             .symbols_zips
@@ -217,6 +235,7 @@ impl SymbolStore {
         SymbolStore {
             opts,
             symstores,
+            server_caches,
             remote: None,
             pending: false,
             archives,
@@ -232,6 +251,21 @@ impl SymbolStore {
     /// The `--symbol-dir` folders (where `/asm/v1` also looks for binaries).
     pub fn symbol_dirs(&self) -> &[PathBuf] {
         &self.opts.symbol_dirs
+    }
+
+    /// Whether `path` lies in a folder that downloads fill: a remote source's cache or
+    /// a symbol server's `srv*CACHE*URL` folder (symlinks followed on both sides).
+    pub fn is_download_cache(&self, path: &Path) -> bool {
+        let Ok(real) = path.canonicalize() else {
+            return false;
+        };
+        let remote = self.remote.iter().flat_map(Remote::cache_dirs);
+        self.server_caches
+            .iter()
+            .map(PathBuf::as_path)
+            .chain(remote)
+            .filter_map(|c| c.canonicalize().ok())
+            .any(|c| real.starts_with(c))
     }
 
     /// The local symstore folders.
@@ -379,16 +413,20 @@ impl SymbolStore {
             match self.try_candidate(&c, breakpad_id) {
                 Ok(mut module) => {
                     self.log(|| format!("  {c:?}: using it"));
+                    let mut downloaded = false;
                     if crate::remote::glue::wants_debuginfod(self.remote.as_ref(), &module) {
                         // An ELF without DWARF: debuginfod may have it.
                         let mut e = Vec::new();
                         match self.ask_remote(debug_name, breakpad_id, lib, true, &mut e) {
-                            Lookup::Found(m) => module = m,
+                            Lookup::Found(m) => {
+                                module = m;
+                                downloaded = true;
+                            }
                             Lookup::Pending => return Err(e),
                             Lookup::Absent => {}
                         }
                     }
-                    let module = Rc::new(LoadedModule::new(module));
+                    let module = Rc::new(LoadedModule::new(module, downloaded));
                     self.insert(debug_name, breakpad_id, module.clone());
                     return Ok(module);
                 }
@@ -404,7 +442,7 @@ impl SymbolStore {
         // 6. The profile's sidecar.
         match self.take_from_sidecar(debug_name, breakpad_id) {
             Some(Ok(module)) => {
-                let module = Rc::new(LoadedModule::new(module));
+                let module = Rc::new(LoadedModule::new(module, false));
                 self.insert(debug_name, breakpad_id, module.clone());
                 return Ok(module);
             }
@@ -415,7 +453,7 @@ impl SymbolStore {
         if let Lookup::Found(module) =
             self.ask_remote(debug_name, breakpad_id, lib, false, &mut errors)
         {
-            let module = Rc::new(LoadedModule::new(module));
+            let module = Rc::new(LoadedModule::new(module, true));
             self.insert(debug_name, breakpad_id, module.clone());
             return Ok(module);
         }
