@@ -181,6 +181,7 @@ fn refuses_modules_found_only_through_breakpad() {
 
 /// Builds `pseudo` from C whose functions are each said (`#line`) to come from one of
 /// `files`; the module offsets of those functions per nm, in order.
+#[cfg(target_os = "linux")]
 fn program_naming(dir: &std::path::Path, files: &[String]) -> (std::path::PathBuf, Vec<u64>) {
     let mut c = String::new();
     for (i, f) in files.iter().enumerate() {
