@@ -306,6 +306,25 @@ mod tests {
     }
 
     #[test]
+    fn values_over_the_limit_are_errors_before_they_are_read_whole() {
+        // A libs string, a key and a subprocess string, each just over the limit: the
+        // reader stops there (the rest of the input is never read).
+        let over = (MAX_VALUE + 1) as u64;
+        for (head, want) in [
+            (r#"{"libs":""#, "libs string"),
+            (r#"{""#, "a string"),
+            (r#"{"processes":[""#, "subprocess string"),
+        ] {
+            let body = std::io::Read::take(std::io::repeat(b'a'), over);
+            let text = std::io::Read::chain(head.as_bytes(), body);
+            let e = read(&mut Input::new(text), Want::Libs).unwrap_err();
+            assert!(e.contains(want) && e.contains("64 MiB"), "{e}");
+        }
+        // libs as an object or null give nothing, as before.
+        assert!(libs_of(r#"{"libs":{"a":[1,2]},"threads":[{"libs":null}]}"#).is_empty());
+    }
+
+    #[test]
     fn addresses_per_process() {
         let json = r#"{"threads":[{"stringTable":["0x10","main",null,"0x1g","0x20"]}],
             "processes":[{"threads":[{"stringTable":["0xff"]}]}]}"#;
