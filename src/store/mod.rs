@@ -619,6 +619,30 @@ mod tests {
     }
 
     #[test]
+    fn files_in_a_symbol_server_cache_count_as_downloads() {
+        let dir = std::env::temp_dir().join(format!("pss-srv-cache-{}", std::process::id()));
+        let (cache, own) = (dir.join("cache"), dir.join("own"));
+        for d in [&cache, &own] {
+            std::fs::create_dir_all(d.join("a.pdb")).unwrap();
+            std::fs::write(d.join("a.pdb/a.pdb"), b"x").unwrap();
+        }
+        let value = format!(
+            "srv*{}*https://symbols.example;{}",
+            cache.display(),
+            own.display()
+        );
+        let opts = SymbolOptions {
+            windows_symbol_path: Some(value),
+            ..Default::default()
+        };
+        let store = SymbolStore::new(opts, None);
+        assert!(store.is_download_cache(&cache.join("a.pdb/a.pdb")));
+        assert!(store.is_download_cache(&own.join("../cache/a.pdb/a.pdb")));
+        assert!(!store.is_download_cache(&own.join("a.pdb/a.pdb")));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn symbol_path_syntax() {
         let (l, r) = parse_symbol_path(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms; cache*E:\c ;",
