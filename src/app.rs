@@ -28,7 +28,8 @@ pub fn main() -> std::process::ExitCode {
     let code = match crate::cli::parse(args, std::env::var("PROFILER_URL").ok()) {
         Ok(invocation) => run(invocation),
         Err(e) => {
-            crate::elog!("error: {e}\nRun with --help for usage.");
+            crate::elog!("error: {e}");
+            crate::elog!("Run with --help for usage.");
             EXIT_USAGE
         }
     };
@@ -188,11 +189,7 @@ fn warn_missing_inputs(opts: &SymbolOptions) {
     ];
     for (flag, paths) in given {
         for p in paths.iter().filter(|p| !p.exists()) {
-            let _ = writeln!(
-                std::io::stderr(),
-                "warning: {flag} {}: no such file or folder",
-                p.display()
-            );
+            crate::elog!("warning: {flag} {}: no such file or folder", p.display());
         }
     }
 }

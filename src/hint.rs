@@ -35,6 +35,8 @@ fn advice(debug_name: &str, lib: Option<&Lib>, file: Option<&std::path::Path>) -
         .and_then(|l| l.path.clone())
         .or_else(|| file.map(|f| f.display().to_string()))
         .unwrap_or_else(|| debug_name.to_string());
+    // It stands inside commands the user may paste.
+    let path = crate::log::shell_quote(&path);
     match platform(debug_name, lib) {
         Platform::Windows => format!(
             "for its PDB pass --windows-symbol-path (a symstore, or srv*CACHE*URL whose cache was \

@@ -252,3 +252,57 @@ fn missing_symbol_folders_and_zips_are_named_at_start() {
         assert!(e.contains(needle), "no warning about {needle}: {e}");
     }
 }
+
+/// Issue 24 item 8: a lib path from a profile reaches the advice on stderr shell-quoted
+/// inside the suggested commands, and no control byte (an ESC sequence) reaches the
+/// terminal, in the advice or anywhere else.
+#[test]
+fn printed_advice_quotes_paths_and_escapes_control_characters() {
+    let dir = scratch("cli-advice-quoting");
+    let marker = dir.join("PWNED");
+    let path = format!(
+        "{}/lib$(touch {})'`id`.so\x1b]0;title\x07\x1b[2J",
+        dir.display(),
+        marker.display()
+    );
+    let profile = dir.join("profile.json");
+    let lib = serde_json::json!({"debugName": "libevil\x1b[31m.so", "name": "libevil.so",
+        "breakpadId": "0123456789ABCDEF0123456789ABCDEF0", "path": path,
+        "start": 0x1000, "end": 0x2000, "offset": 0});
+    let doc = serde_json::json!({"meta": {"version": 27, "interval": 1}, "libs": [lib],
+        "threads": [{"stringTable": ["0x1010"]}], "processes": []});
+    std::fs::write(&profile, doc.to_string()).unwrap();
+    let o = run(&[
+        "symbolicate",
+        profile.to_str().unwrap(),
+        "-o",
+        dir.join("out.json").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    // Line ends are the only control bytes.
+    let raw: Vec<char> = err
+        .chars()
+        .filter(|&c| c.is_control() && c != '\n')
+        .collect();
+    assert!(raw.is_empty(), "raw control characters {raw:?} in: {err}");
+    assert!(err.contains("libevil\\x1b[31m.so"), "{err}");
+    // The word after `dpkg -S`, as a POSIX shell reads it, is the path (controls shown
+    // escaped), and reading it runs nothing.
+    let word = err
+        .split("$(dpkg -S ")
+        .nth(1)
+        .and_then(|rest| rest.split(" | cut").next())
+        .unwrap_or_else(|| panic!("no dpkg command in: {err}"));
+    assert!(word.starts_with('\''), "{word}");
+    let shell = Command::new("sh")
+        .args(["-c", &format!("printf %s {word}")])
+        .output()
+        .unwrap();
+    let escaped = path.replace('\x1b', "\\x1b").replace('\x07', "\\x07");
+    assert_eq!(String::from_utf8_lossy(&shell.stdout), escaped);
+    for cmd in ["rpm -qf ", "debuginfod-find debuginfo "] {
+        assert!(err.contains(&format!("{cmd}{word}")), "{cmd}: {err}");
+    }
+    assert!(!marker.exists(), "the advice ran a command");
+}

@@ -1987,3 +1987,108 @@ fn names_that_mean_more_than_a_file_on_windows_are_refused() {
     }
     assert!(found.is_empty(), "{found:?}");
 }
+
+/// Issue 27 item 3: the file names in a downloaded debug file are the server's choice, so
+/// `/source/v1` must not open them (here a local file holding a secret); the same file
+/// found locally is still served.
+#[test]
+fn sources_are_never_served_for_downloaded_debug_files() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-source-refused");
+    let elf = build_elf(&dir);
+    let source_file = elf.frames[0].2.clone();
+    // The file the debug info names: a local file whose contents must not leak.
+    let secret = "SECRET-7f3a9c";
+    let mut text = std::fs::read_to_string(&source_file).unwrap();
+    text.push_str(&format!("// {secret}\n"));
+    std::fs::write(&source_file, &text).unwrap();
+    let stripped = dir.join("stripped/remote_prog");
+    std::fs::create_dir_all(stripped.parent().unwrap()).unwrap();
+    run(Command::new("objcopy")
+        .arg("--strip-debug")
+        .arg(&elf.binary)
+        .arg(&stripped));
+    let di_root = dir.join("root");
+    let di_dir = di_root.join("buildid").join(&elf.build_id);
+    std::fs::create_dir_all(&di_dir).unwrap();
+    std::fs::copy(&elf.binary, di_dir.join("debuginfo")).unwrap();
+    let debuginfod = Fake::start(files_handler(di_root));
+    let env = [
+        ("XDG_CACHE_HOME", dir.join("cache").display().to_string()),
+        (
+            "DEBUGINFOD_CACHE_PATH",
+            dir.join("dcache").display().to_string(),
+        ),
+        ("DEBUGINFOD_URLS", debuginfod.url()),
+    ];
+    let (offset, function) = (elf.frames[0].0, elf.frames[0].1.clone());
+    let map = vec![("remote_prog".to_string(), elf.breakpad_id.clone())];
+    let source = |server: &Running| -> Value {
+        let body = json!({"debugName": "remote_prog", "debugId": elf.breakpad_id,
+                          "moduleOffset": format!("{offset:#x}"), "file": source_file});
+        let path = format!("/{}/source/v1", server.base.rsplit('/').next().unwrap());
+        let r = http(
+            server.addr,
+            "POST",
+            &path,
+            &server.addr.to_string(),
+            &[],
+            &serde_json::to_vec(&body).unwrap(),
+        );
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        r.json()
+    };
+    // Control: the unstripped binary found locally serves its source.
+    let profile = dir.join("local.json");
+    write_profile(
+        &profile,
+        &[lib(
+            "remote_prog",
+            &elf.breakpad_id,
+            elf.binary.to_str().unwrap(),
+            Some(&elf.build_id),
+        )],
+    );
+    let server = start(&[profile.display().to_string()], &env);
+    assert_eq!(
+        server.symbolicate(&map, &[(0, offset)])["results"][0]["stacks"][0][0]["function"],
+        json!(function)
+    );
+    assert_eq!(source(&server)["source"], json!(text));
+    drop(server);
+    // The stripped binary with its DWARF from debuginfod: downloaded, then (second run)
+    // from the debuginfod cache; refused both times.
+    let profile = dir.join("remote.json");
+    write_profile(
+        &profile,
+        &[lib(
+            "remote_prog",
+            &elf.breakpad_id,
+            stripped.to_str().unwrap(),
+            Some(&elf.build_id),
+        )],
+    );
+    for run in ["download", "cache"] {
+        let server = start(&[profile.display().to_string()], &env);
+        let frame = &frames(&server.symbolicate(&map, &[(0, offset)]))[0];
+        // The debug info from the server does name the file.
+        assert_eq!(
+            frame["file"].as_str(),
+            Some(source_file.as_str()),
+            "{run}: {frame}"
+        );
+        let v = source(&server);
+        assert!(
+            v.get("source").is_none(),
+            "{run}: the secret was served: {v}"
+        );
+        assert!(!v.to_string().contains(secret), "{run}: {v}");
+        assert!(
+            v["error"].as_str().unwrap().contains("download"),
+            "{run}: {v}"
+        );
+    }
+    assert_eq!(debuginfod.requests().len(), 1);
+}

@@ -178,3 +178,84 @@ fn refuses_modules_found_only_through_breakpad() {
         "{v}"
     );
 }
+
+/// Builds `pseudo` from C whose functions are each said (`#line`) to come from one of
+/// `files`; the module offsets of those functions per nm, in order.
+#[cfg(target_os = "linux")]
+fn program_naming(dir: &std::path::Path, files: &[String]) -> (std::path::PathBuf, Vec<u64>) {
+    let mut c = String::new();
+    for (i, f) in files.iter().enumerate() {
+        c += &format!(
+            "#line 1 \"{f}\"\nint f{i}(int x) {{ return x * {} + 1; }}\n",
+            i + 3
+        );
+    }
+    c += "#line 100 \"pseudo.c\"\nint main(int c, char **v) { (void)v; return ";
+    c += &(0..files.len())
+        .map(|i| format!("f{i}(c)"))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    c += "; }\n";
+    std::fs::write(dir.join("pseudo.c"), c).unwrap();
+    let binary = dir.join("pseudo");
+    let out = std::process::Command::new("gcc")
+        .args(["-O0", "-g", "-Wl,--build-id", "-o"])
+        .arg(&binary)
+        .arg(dir.join("pseudo.c"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let nm = tool("nm", &[binary.to_str().unwrap()], dir).unwrap();
+    let offsets = (0..files.len())
+        .map(|i| {
+            nm.lines()
+                .find_map(|l| {
+                    let mut it = l.split_whitespace();
+                    let (a, _, n) = (it.next()?, it.next()?, it.next()?);
+                    (n == format!("f{i}")).then(|| parse_hex(&format!("0x{a}")) + 4)
+                })
+                .unwrap()
+        })
+        .collect();
+    (binary, offsets)
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn never_serves_pseudo_files_however_they_are_named() {
+    let dir = scratch("source-pseudo");
+    // `..` past the root and a symlink into /proc, as well as the plain path.
+    std::fs::create_dir_all(dir.join("x")).unwrap();
+    let climb = "../".repeat(dir.join("x").components().count());
+    std::os::unix::fs::symlink("/proc", dir.join("link")).unwrap();
+    let files = [
+        "/proc/self/environ".to_string(),
+        format!("{}/x/{climb}proc/self/environ", dir.display()),
+        format!("{}/link/self/environ", dir.display()),
+        format!("{}/link/self/status", dir.display()),
+    ];
+    let (binary, offsets) = program_naming(&dir, &files);
+    let id = elf_debug_id(&binary);
+    let profile = dir.join("profile.json");
+    let lib = json!({"debugName": "pseudo", "name": "pseudo", "breakpadId": id,
+                     "path": binary.to_str().unwrap(), "start": 0, "end": 0, "offset": 0});
+    std::fs::write(
+        &profile,
+        json!({"meta": {"version": 27}, "libs": [lib]}).to_string(),
+    )
+    .unwrap();
+    let server = Server::start(&[profile.to_str().unwrap()]);
+    for (file, offset) in files.iter().zip(&offsets) {
+        // The debug info does name it (so only the pseudo-file rule refuses it).
+        let r = server.post_json("/symbolicate/v5", &job("pseudo", &id, &[*offset]));
+        let frame = &frames_of(&r.json()["results"][0])[0];
+        assert_eq!(frame["file"].as_str(), Some(file.as_str()), "{frame}");
+        let v = source(&server, "pseudo", &id, *offset, file);
+        assert!(v.get("source").is_none(), "{file} was served: {v}");
+        assert!(v["error"].as_str().unwrap().contains("pseudo-file"), "{v}");
+    }
+}

@@ -94,6 +94,9 @@ impl Api {
                 })
             })
         });
+        if self.libs_pending {
+            return Err("waiting for the profile's libraries".into());
+        }
         // The symbol side (function ends, target names): the same store as
         // /symbolicate/v5. Without it the code is still shown, unnamed.
         let module = req

@@ -12,11 +12,12 @@ pub use symbolicate::{Job, parse_symbolicate_request};
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
-use crate::profile::ProfileFile;
 use crate::profile::libs::{Lib, LibList};
+use crate::profile::{ProfileError, ProfileFile};
 use crate::store::SymbolStore;
 
 /// A request that cannot be answered; `status` is the HTTP status to send.
@@ -45,9 +46,25 @@ impl fmt::Display for ApiError {
     }
 }
 
+/// What the profile's reader thread sends: the root's libs (near the start of the file,
+/// quick), then every process's (a pass over the whole file).
+enum LibsRead {
+    Root(LibList),
+    All(Result<LibList, ProfileError>),
+}
+
 pub struct Api {
     pub store: SymbolStore,
     profile: Option<ProfileFile>,
+    /// The profile's libs are read on a thread of their own: the loop must not sit in a
+    /// pass over a big (or hostile) profile. `None` once everything has come.
+    reader: Option<mpsc::Receiver<LibsRead>>,
+    /// Messages received from the reader (progress, for parked requests).
+    libs_progress: u64,
+    /// Set by [`Self::lib`] when the answer needs libs still being read and the request
+    /// may wait for them (it is parked, as for downloads).
+    libs_pending: bool,
+    may_wait: bool,
     root_libs: Option<LibList>,
     libs: Option<LibList>,
     quiet: bool,
@@ -57,9 +74,35 @@ pub struct Api {
 
 impl Api {
     pub fn new(store: SymbolStore, profile: Option<ProfileFile>, quiet: bool) -> Api {
+        let reader = profile.clone().and_then(|p| {
+            let (tx, rx) = mpsc::channel();
+            let spawned = std::thread::Builder::new()
+                .name("profile-libs".into())
+                .spawn(move || {
+                    // A root whose libs cannot be read is told by the full read below.
+                    let root = p.read_root_libs().unwrap_or_default();
+                    if tx.send(LibsRead::Root(LibList::new(root))).is_ok() {
+                        let _ = tx.send(LibsRead::All(p.read_libs().map(LibList::new)));
+                    }
+                });
+            match spawned {
+                Ok(_) => Some(rx),
+                Err(e) => {
+                    crate::elog!(
+                        "warning: cannot start a thread to read the profile's libraries ({e}); \
+                         symbolicating without them"
+                    );
+                    None
+                }
+            }
+        });
         Api {
             store,
             profile,
+            reader,
+            libs_progress: 0,
+            libs_pending: false,
+            may_wait: false,
             root_libs: None,
             libs: None,
             quiet,
@@ -67,44 +110,41 @@ impl Api {
         }
     }
 
-    /// The profile's libraries, parsed on first use and kept.
-    /// The profile's lib entry for a module. The root's `libs` come first in a profile
-    /// and are read on their own (a few KB); the full scan over every process, which on a
-    /// big profile costs a pass over all of it, only when the module is not among them.
-    pub fn lib(&mut self, debug_name: &str, breakpad_id: &str) -> Option<Lib> {
-        if self.root_libs.is_none() {
-            let root = match &self.profile {
-                Some(p) if self.libs.is_none() => p.read_root_libs().unwrap_or_default(),
-                _ => Vec::new(),
+    /// Takes what the reader thread has sent, without waiting (or waiting for one
+    /// message when `block`).
+    fn receive_libs(&mut self, block: bool) {
+        let mut block = block;
+        while let Some(rx) = &self.reader {
+            let msg = if std::mem::take(&mut block) {
+                rx.recv().map_err(|_| mpsc::TryRecvError::Disconnected)
+            } else {
+                rx.try_recv()
             };
-            self.root_libs = Some(LibList::new(root));
-        }
-        if let Some(l) = self
-            .root_libs
-            .as_ref()
-            .and_then(|r| r.find(debug_name, breakpad_id))
-        {
-            return Some(l.clone());
-        }
-        self.libs().find(debug_name, breakpad_id).cloned()
-    }
-
-    fn libs(&mut self) -> &LibList {
-        if self.libs.is_none() {
-            let libs = match &self.profile {
-                None => Vec::new(),
-                Some(p) => match p.read_libs() {
-                    Ok(libs) => libs,
-                    Err(e) => {
-                        crate::elog!(
-                            "warning: {e}; symbolicating without the profile's library hints"
-                        );
-                        Vec::new()
-                    }
-                },
+            let all = match msg {
+                Ok(LibsRead::Root(list)) => {
+                    self.libs_progress += 1;
+                    self.root_libs = Some(list);
+                    continue;
+                }
+                Err(mpsc::TryRecvError::Empty) => return,
+                Ok(LibsRead::All(all)) => all,
+                Err(mpsc::TryRecvError::Disconnected) => Err(ProfileError {
+                    path: self
+                        .profile
+                        .as_ref()
+                        .map(|p| p.path.clone())
+                        .unwrap_or_default(),
+                    problem: "reading its libraries stopped (internal error)".into(),
+                    not_a_profile: false,
+                }),
             };
-            let list = LibList::new(libs);
-            if !self.quiet && self.profile.is_some() {
+            self.libs_progress += 1;
+            self.reader = None;
+            let list = all.unwrap_or_else(|e| {
+                crate::elog!("warning: {e}; symbolicating without the profile's library hints");
+                LibList::default()
+            });
+            if !self.quiet {
                 crate::elog!(
                     "Found {} libraries with debug IDs in the profile.",
                     list.len()
@@ -112,7 +152,26 @@ impl Api {
             }
             self.libs = Some(list);
         }
-        self.libs.get_or_insert_with(LibList::default)
+    }
+
+    /// The profile's lib entry for a module. The root's `libs` come first in a profile
+    /// and are read on their own (a few KB); the full scan over every process, which on a
+    /// big profile costs a pass over all of it, only matters when the module is not among
+    /// them. While the libs it needs are still being read, a request that may wait is
+    /// marked pending (`libs_pending`) and its answer is thrown away.
+    pub fn lib(&mut self, debug_name: &str, breakpad_id: &str) -> Option<Lib> {
+        self.receive_libs(false);
+        let found = [&self.root_libs, &self.libs]
+            .into_iter()
+            .flatten()
+            .find_map(|l| l.find(debug_name, breakpad_id));
+        if let Some(l) = found {
+            return Some(l.clone());
+        }
+        if self.reader.is_some() && self.may_wait {
+            self.libs_pending = true;
+        }
+        None
     }
 
     /// `handle` for the server loop: `None` when the answer waits for a download and
@@ -124,25 +183,34 @@ impl Api {
         may_wait: bool,
     ) -> Option<Result<Answer, ApiError>> {
         self.store.take_pending();
+        self.libs_pending = false;
+        self.may_wait = may_wait;
         let answer = self.handle(path, body);
-        if self.store.take_pending() && may_wait {
+        self.may_wait = false;
+        let pending = self.store.take_pending() | std::mem::take(&mut self.libs_pending);
+        if pending && may_wait {
             None
         } else {
             Some(answer)
         }
     }
 
-    /// Reaps and starts downloads; the count of finished ones (it moves on progress).
+    /// Reaps and starts downloads and takes the profile's libs as they come; a count
+    /// that moves on progress of either.
     pub fn poll_downloads(&mut self) -> u64 {
-        self.store.remote_mut().map_or(0, |r| {
+        self.receive_libs(false);
+        let downloads = self.store.remote_mut().map_or(0, |r| {
             r.poll();
             r.finished
-        })
+        });
+        downloads + self.libs_progress
     }
 
-    /// Blocks until a download ends (`query`).
+    /// Blocks until a download ends, or the profile's reader sends its next part.
     pub fn wait_download(&mut self) {
-        if let Some(r) = self.store.remote_mut() {
+        if self.reader.is_some() {
+            self.receive_libs(true);
+        } else if let Some(r) = self.store.remote_mut() {
             r.wait_any();
         }
     }

@@ -2,7 +2,7 @@
 //! this machine, read within limits.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -11,9 +11,81 @@ use super::{Api, ApiError, offset_field, str_field};
 /// Largest source file served.
 pub const MAX_SOURCE: u64 = 64 << 20;
 
+/// Folders of kernel and runtime pseudo-files (`/proc/self/environ` is "regular" and
+/// holds the server's environment): never served, whatever a debug file names.
+const PSEUDO_ROOTS: [&str; 4] = ["/proc", "/sys", "/dev", "/run"];
+
+/// `path` with `.` and `..` taken away as written (no symlink followed): what a
+/// `/tmp/x/../../proc/…` really names.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn is_pseudo(path: &Path) -> bool {
+    PSEUDO_ROOTS.iter().any(|r| path.starts_with(r))
+}
+
+/// A Windows device rather than a file: `\\.\…` and `\\?\…` paths (`canonical`: a
+/// verbatim drive or UNC path, which canonicalizing gives for ordinary files, is fine),
+/// or a component with a reserved device name (`CON`, `NUL`, `COM1`, `con.txt`…).
+pub fn is_windows_device(path: &str, canonical: bool) -> bool {
+    let p = path.replace('/', "\\");
+    if let Some(rest) = p.strip_prefix("\\\\?\\") {
+        let drive =
+            rest.as_bytes().get(1) == Some(&b':') && rest.as_bytes()[0].is_ascii_alphabetic();
+        let unc = rest
+            .get(..4)
+            .is_some_and(|u| u.eq_ignore_ascii_case("UNC\\"));
+        if !(canonical && (drive || unc)) {
+            return true;
+        }
+    } else if p.starts_with("\\\\.\\") {
+        return true;
+    }
+    p.split('\\').any(|c| {
+        let stem = c
+            .split('.')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches([' ', ':']);
+        let upper = stem.to_uppercase();
+        matches!(
+            upper.as_str(),
+            "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
+        ) || ((upper.starts_with("COM") || upper.starts_with("LPT"))
+            && upper.chars().count() == 4
+            && upper
+                .chars()
+                .nth(3)
+                .is_some_and(|d| matches!(d, '1'..='9' | '¹' | '²' | '³')))
+    })
+}
+
+/// Why `path` is no file to serve (a pseudo-file, a device), if it is not.
+fn not_servable(path: &Path) -> Option<&'static str> {
+    if is_pseudo(&lexical(path)) {
+        return Some("a system pseudo-file (under /proc, /sys, /dev or /run)");
+    }
+    if cfg!(windows) && is_windows_device(&path.to_string_lossy(), false) {
+        return Some("a Windows device path");
+    }
+    None
+}
+
 /// The local path of `file` (as the debug info names it), resolved against the unit's
 /// compilation directory, then the debug file's folder. The file must not lead out of
-/// the folder it was resolved in (a symlink to elsewhere is refused).
+/// the folder it was resolved in (a symlink to elsewhere is refused), must be a regular
+/// file, and neither it nor where it leads may be a pseudo-file or a device.
 pub fn locate(file: &str, comp_dir: Option<&str>, debug_dir: &Path) -> Result<PathBuf, String> {
     let mut tries: Vec<(PathBuf, PathBuf)> = Vec::new(); // (candidate, folder it must stay in)
     let comp = comp_dir.map(|c| {
@@ -39,9 +111,29 @@ pub fn locate(file: &str, comp_dir: Option<&str>, debug_dir: &Path) -> Result<Pa
     }
     let mut last = format!("{file}: not found on this machine");
     for (candidate, root) in tries {
+        if let Some(why) = not_servable(&candidate) {
+            last = format!("{file}: {} is {why}; not served", candidate.display());
+            continue;
+        }
         let Ok(real) = candidate.canonicalize() else {
             continue;
         };
+        let device = cfg!(windows) && is_windows_device(&real.to_string_lossy(), true);
+        if let Some(why) = not_servable(&real).or(device.then_some("a Windows device path")) {
+            last = format!(
+                "{file}: {} leads to {}, {why}; not served",
+                candidate.display(),
+                real.display()
+            );
+            continue;
+        }
+        if !std::fs::metadata(&real).is_ok_and(|m| m.is_file()) {
+            last = format!(
+                "{file}: {} is not a regular file; not served",
+                real.display()
+            );
+            continue;
+        }
         let Ok(root) = root.canonicalize() else {
             continue;
         };
@@ -80,7 +172,6 @@ pub fn read(path: &Path) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// A `/source/v1` request.
 /// A `/source/v1` request, checked.
 pub(super) struct SourceRequest {
     debug_name: String,
@@ -108,6 +199,9 @@ impl Api {
     /// file is local.
     pub(super) fn source(&mut self, req: &SourceRequest) -> Result<Value, String> {
         let lib = self.lib(&req.debug_name, &req.debug_id);
+        if self.libs_pending {
+            return Err("waiting for the profile's libraries".into());
+        }
         let module = self
             .store
             .module(&req.debug_name, &req.debug_id, lib.as_ref())
@@ -126,6 +220,14 @@ impl Api {
                 req.debug_name
             )
         })?;
+        // A downloaded file's names were chosen by the server: answered as for Breakpad.
+        if module.downloaded() || self.store.is_download_cache(debug_file) {
+            return Err(format!(
+                "{} was found only through a download ({}); sources are served only from local debug files",
+                req.debug_name,
+                debug_file.display()
+            ));
+        }
         let sym = module
             .lookup_sorted(&[req.module_offset])
             .map_err(|e| format!("{} ({})", e.message, e.kind))?
@@ -160,5 +262,48 @@ impl Api {
             "file": req.file,
             "source": source,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pseudo_files_and_devices_are_recognised() {
+        for p in [
+            "/proc/self/environ",
+            "/tmp/x/../../proc/self/environ",
+            "/sys/x",
+            "/dev/zero",
+            "/run/secrets/a",
+        ] {
+            assert!(is_pseudo(&lexical(Path::new(p))), "{p}");
+        }
+        for p in ["/procs/a.c", "/home/dev/a.c", "/tmp/proc/a.c"] {
+            assert!(!is_pseudo(&lexical(Path::new(p))), "{p}");
+        }
+        for p in [
+            r"\\.\PhysicalDrive0",
+            r"\\?\GLOBALROOT\Device\X",
+            "//./pipe/x",
+            r"C:\src\CON",
+            r"C:\src\nul.txt",
+            r"C:\src\com1.c",
+            "aux",
+            r"C:\x\LPT9.h",
+        ] {
+            assert!(is_windows_device(p, false), "{p}");
+        }
+        assert!(is_windows_device(r"\\?\C:\src\a.c", false));
+        for p in [
+            r"\\?\C:\src\a.c",
+            r"\\?\UNC\server\share\a.c",
+            r"C:\src\console.c",
+            r"C:\com10.c",
+            "aux_x.c",
+        ] {
+            assert!(!is_windows_device(p, true), "{p}");
+        }
     }
 }

@@ -29,6 +29,12 @@ impl Api {
             offsets.sort_unstable();
             offsets.dedup();
             let lib = self.lib(name, id);
+            if self.libs_pending {
+                // The answer waits for the profile's libs (their paths lead to the files):
+                // looking without them now could start downloads a local file makes
+                // needless.
+                continue;
+            }
             let answer = self.store.module(name, id, lib.as_ref());
             // Said once the answer is final: not while a download for it is still going on.
             let waiting = answer

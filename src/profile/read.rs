@@ -7,10 +7,22 @@ use std::io::Read;
 use serde_json::Value;
 
 use super::libs::Lib;
-use super::scan::Input;
+use super::scan::{Input, MAX_VALUE};
 
 /// Processes nest (`processes[]` inside processes); deeper than this is no real profile.
 const MAX_NESTING: usize = 64;
+
+/// Lib entries kept from one profile, all processes together: a Firefox run with many
+/// processes has some thousands; each costs a few hundred bytes in memory.
+pub const MAX_LIBS: usize = 200_000;
+
+/// What a profile's `libs` may still take: bytes of JSON text (all `libs` values
+/// together, [`MAX_VALUE`]) and entries ([`MAX_LIBS`]). A bomb ends in an error naming
+/// the limit instead of taking the memory.
+struct Budget {
+    bytes: usize,
+    libs: usize,
+}
 
 /// One process of a profile (the root is `path == []`, `processes[2]` is `[2]`):
 /// its libs and, when asked for, every `0x…` location string of its threads.
@@ -45,7 +57,11 @@ pub fn hex_address(s: &[u8]) -> Option<u64> {
 /// otherwise the text must end after the root object.
 pub fn read<R: Read>(inp: &mut Input<R>, want: Want) -> Result<Vec<ProcessInfo>, String> {
     let mut out = Vec::new();
-    let stopped = process(inp, &mut out, Vec::new(), want)?;
+    let mut budget = Budget {
+        bytes: MAX_VALUE,
+        libs: MAX_LIBS,
+    };
+    let stopped = process(inp, &mut out, Vec::new(), want, &mut budget)?;
     if stopped {
         return Ok(out);
     }
@@ -112,20 +128,60 @@ fn array<R: Read>(
 }
 
 /// A `libs` value: an array of lib objects, or (old Gecko profiles) a JSON string holding
-/// that array.
-fn libs<R: Read>(inp: &mut Input<R>, out: &mut Vec<Lib>) -> Result<(), String> {
-    let mut bytes = Vec::new();
-    inp.value_bytes(|b| bytes.extend_from_slice(b))?;
-    let mut v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("libs: {e}"))?;
-    if let Value::String(s) = &v {
-        v = serde_json::from_str(s).map_err(|e| format!("libs string: {e}"))?;
+/// that array. Read one entry at a time, never as a whole tree (a `Value` per entry of a
+/// 64 MiB array would take ten times that).
+fn libs<R: Read>(
+    inp: &mut Input<R>,
+    out: &mut Vec<Lib>,
+    budget: &mut Budget,
+) -> Result<(), String> {
+    inp.whitespace(|_| {})?;
+    match inp.peek()? {
+        Some(b'[') => lib_entries(inp, out, budget),
+        Some(b'"') => {
+            // Its entries are counted as they are read, not the string itself.
+            let raw = inp.bounded_value(budget.bytes, "the libs string")?;
+            let text: String =
+                serde_json::from_slice(&raw).map_err(|e| format!("libs string: {e}"))?;
+            drop(raw);
+            let mut inner = Input::new(text.as_bytes());
+            inner.whitespace(|_| {})?;
+            if inner.peek()? != Some(b'[') {
+                return Err("libs string: not an array".into());
+            }
+            lib_entries(&mut inner, out, budget)
+        }
+        // An object has no entries to give (passed over, not buffered).
+        Some(b'{') => inp.skip_value(),
+        _ => match serde_json::from_slice(&inp.bounded_value(1 << 10, "libs")?) {
+            Ok(Value::Null) => Ok(()),
+            Ok(_) => Err("libs is not an array".into()),
+            Err(e) => Err(format!("libs: {e}")),
+        },
     }
-    match v {
-        Value::Array(items) => out.extend(items.iter().filter_map(Lib::from_json)),
-        Value::Null | Value::Object(_) => {}
-        _ => return Err("libs is not an array".into()),
-    }
-    Ok(())
+}
+
+/// The entries of a `libs` array, within the budget.
+fn lib_entries<R: Read>(
+    inp: &mut Input<R>,
+    out: &mut Vec<Lib>,
+    budget: &mut Budget,
+) -> Result<(), String> {
+    array(inp, |inp, _| {
+        let bytes = inp.bounded_value(budget.bytes, "the profile's libs (all processes)")?;
+        budget.bytes -= bytes.len();
+        let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("libs: {e}"))?;
+        if let Some(lib) = Lib::from_json(&v) {
+            if budget.libs == 0 {
+                return Err(format!(
+                    "more than {MAX_LIBS} libs (all processes); no real profile has that many"
+                ));
+            }
+            budget.libs -= 1;
+            out.push(lib);
+        }
+        Ok(())
+    })
 }
 
 /// A profile-like object (the root or a subprocess). Returns true when the walk stopped
@@ -135,6 +191,7 @@ fn process<R: Read>(
     out: &mut Vec<ProcessInfo>,
     path: Vec<usize>,
     want: Want,
+    budget: &mut Budget,
 ) -> Result<bool, String> {
     if path.len() > MAX_NESTING {
         return Err("processes nested too deeply".into());
@@ -146,11 +203,11 @@ fn process<R: Read>(
         }
         Some(b'"') if !path.is_empty() => {
             // A subprocess kept as a JSON string (old profiles).
-            let mut bytes = Vec::new();
-            inp.value_bytes(|b| bytes.extend_from_slice(b))?;
+            let bytes = inp.bounded_value(MAX_VALUE, "a subprocess string")?;
             if let Ok(text) = serde_json::from_slice::<String>(&bytes) {
+                drop(bytes);
                 // A string that is no profile has nothing to give.
-                let _ = process(&mut Input::new(text.as_bytes()), out, path, want);
+                let _ = process(&mut Input::new(text.as_bytes()), out, path, want, budget);
             }
             return Ok(false);
         }
@@ -167,7 +224,7 @@ fn process<R: Read>(
         first = false;
         match key.as_slice() {
             b"libs" => {
-                libs(inp, &mut out[index].libs)?;
+                libs(inp, &mut out[index].libs, budget)?;
                 if want == Want::RootLibs {
                     return Ok(true);
                 }
@@ -175,11 +232,11 @@ fn process<R: Read>(
             b"processes" if want != Want::RootLibs => array(inp, |inp, i| {
                 let mut sub = path.clone();
                 sub.push(i);
-                process(inp, out, sub, want).map(|_| ())
+                process(inp, out, sub, want, budget).map(|_| ())
             })?,
             b"threads" if want != Want::RootLibs => {
                 let p = &mut out[index];
-                array(inp, |inp, _| thread(inp, p, want))?
+                array(inp, |inp, _| thread(inp, p, want, budget))?
             }
             _ => inp.skip_value()?,
         }
@@ -189,7 +246,12 @@ fn process<R: Read>(
 
 /// A thread: its `libs` (older processed profiles keep them there) and, when wanted, the
 /// address strings of its `stringTable`.
-fn thread<R: Read>(inp: &mut Input<R>, p: &mut ProcessInfo, want: Want) -> Result<(), String> {
+fn thread<R: Read>(
+    inp: &mut Input<R>,
+    p: &mut ProcessInfo,
+    want: Want,
+    budget: &mut Budget,
+) -> Result<(), String> {
     inp.whitespace(|_| {})?;
     if inp.peek()? != Some(b'{') {
         return inp.skip_value();
@@ -199,7 +261,7 @@ fn thread<R: Read>(inp: &mut Input<R>, p: &mut ProcessInfo, want: Want) -> Resul
     while let Some(key) = next_key(inp, first)? {
         first = false;
         match key.as_slice() {
-            b"libs" => libs(inp, &mut p.libs)?,
+            b"libs" => libs(inp, &mut p.libs, budget)?,
             b"stringTable" if want == Want::LibsAndAddresses => array(inp, |inp, _| {
                 inp.whitespace(|_| {})?;
                 if inp.peek()? == Some(b'"') {
@@ -241,6 +303,25 @@ mod tests {
             lib("deep")
         );
         assert_eq!(libs_of(&json), ["a", "t", "s", "deep"]);
+    }
+
+    #[test]
+    fn values_over_the_limit_are_errors_before_they_are_read_whole() {
+        // A libs string, a key and a subprocess string, each just over the limit: the
+        // reader stops there (the rest of the input is never read).
+        let over = (MAX_VALUE + 1) as u64;
+        for (head, want) in [
+            (r#"{"libs":""#, "libs string"),
+            (r#"{""#, "a string"),
+            (r#"{"processes":[""#, "subprocess string"),
+        ] {
+            let body = std::io::Read::take(std::io::repeat(b'a'), over);
+            let text = std::io::Read::chain(head.as_bytes(), body);
+            let e = read(&mut Input::new(text), Want::Libs).unwrap_err();
+            assert!(e.contains(want) && e.contains("64 MiB"), "{e}");
+        }
+        // libs as an object or null give nothing, as before.
+        assert!(libs_of(r#"{"libs":{"a":[1,2]},"threads":[{"libs":null}]}"#).is_empty());
     }
 
     #[test]

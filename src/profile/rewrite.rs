@@ -53,8 +53,24 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
     }
 
     fn whitespace(&mut self) -> Result<(), String> {
+        // Passed on in pieces: a run of whitespace may be most of a (hostile) file.
+        let Rewriter { input, out, .. } = self;
         let mut ws = Vec::new();
-        self.input.whitespace(|b| ws.push(b))?;
+        let mut failed = None;
+        input.whitespace(|b| {
+            ws.push(b);
+            if ws.len() >= 1 << 16 {
+                if failed.is_none()
+                    && let Err(e) = out.write_all(&ws)
+                {
+                    failed = Some(e);
+                }
+                ws.clear();
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(write_err(e));
+        }
         self.emit(&ws)
     }
 
@@ -293,6 +309,18 @@ mod tests {
         assert_eq!(out, r#"{"meta":{"presymbolicated":true}}"#);
         let (out, _) = run(r#"{"meta":{}}"#, &repl).unwrap();
         assert_eq!(out, r#"{"meta":{"presymbolicated":true}}"#);
+    }
+
+    #[test]
+    fn long_whitespace_is_copied_exactly() {
+        // Longer than the piece the rewriter passes on at a time.
+        let text = format!(
+            "{{\"a\":{}1,\n{}\"b\":2}}",
+            " ".repeat(200_000),
+            "\t".repeat(70_000)
+        );
+        let (out, _) = run(&text, &Replacements::new()).unwrap();
+        assert_eq!(out, text);
     }
 
     #[test]

@@ -4,6 +4,10 @@
 
 use std::io::Read;
 
+/// The most bytes one value of a profile (a string, a `libs` array) may take in memory:
+/// a 1 MB gzipped profile can hold a 500 MB string, and nothing real comes near this.
+pub const MAX_VALUE: usize = 64 << 20;
+
 pub struct Input<R: Read> {
     inner: R,
     pub buf: Vec<u8>,
@@ -77,15 +81,34 @@ impl<R: Read> Input<R> {
 
     /// After an opening quote: the string's raw bytes (escapes as written), the closing
     /// quote consumed.
+    /// Strings over [`MAX_VALUE`] are an error.
     pub fn read_string(&mut self) -> Result<Vec<u8>, String> {
+        let start = self.offset();
         let mut raw = Vec::new();
-        self.string_bytes(|chunk| raw.extend_from_slice(chunk))?;
+        self.try_string_bytes(|chunk| {
+            if raw.len() + chunk.len() > MAX_VALUE {
+                return Err(too_big("a string", start, MAX_VALUE));
+            }
+            raw.extend_from_slice(chunk);
+            Ok(())
+        })?;
         Ok(raw)
     }
 
     /// After an opening quote: hands the string's raw bytes to `keep` in chunks, the
     /// closing quote consumed (not handed over).
     pub fn string_bytes(&mut self, mut keep: impl FnMut(&[u8])) -> Result<(), String> {
+        self.try_string_bytes(|chunk| {
+            keep(chunk);
+            Ok(())
+        })
+    }
+
+    /// [`Self::string_bytes`] whose `keep` may stop the walk with an error.
+    fn try_string_bytes(
+        &mut self,
+        mut keep: impl FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
         loop {
             if self.peek()?.is_none() {
                 return Err(self.early_end());
@@ -96,7 +119,7 @@ impl<R: Read> Input<R> {
                 .position(|&b| b == b'"' || b == b'\\')
                 .map_or(self.len, |i| start + i);
             if end > start {
-                keep(&self.buf[start..end]);
+                keep(&self.buf[start..end])?;
                 self.pos = end;
             }
             if self.pos == self.len {
@@ -106,7 +129,7 @@ impl<R: Read> Input<R> {
                 b'"' => return Ok(()),
                 _ => {
                     let e = self.next_byte()?;
-                    keep(&[b'\\', e]);
+                    keep(&[b'\\', e])?;
                 }
             }
         }
@@ -152,6 +175,32 @@ impl<R: Read> Input<R> {
 
     /// Skips one value (whitespace before it included), handing its bytes to `keep`.
     pub fn value_bytes(&mut self, mut keep: impl FnMut(&[u8])) -> Result<(), String> {
+        self.try_value_bytes(|b| {
+            keep(b);
+            Ok(())
+        })
+    }
+
+    /// The bytes of one value (whitespace before it skipped), at most `max` of them: a
+    /// longer value is an error as soon as the limit is passed, before it is all read.
+    pub fn bounded_value(&mut self, max: usize, what: &str) -> Result<Vec<u8>, String> {
+        self.whitespace(|_| {})?;
+        let start = self.offset();
+        let mut bytes = Vec::new();
+        self.try_value_bytes(|b| {
+            if bytes.len() + b.len() > max {
+                return Err(too_big(what, start, max));
+            }
+            bytes.extend_from_slice(b);
+            Ok(())
+        })?;
+        Ok(bytes)
+    }
+
+    fn try_value_bytes(
+        &mut self,
+        mut keep: impl FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
         self.whitespace(|_| {})?;
         let mut depth = 0usize;
         loop {
@@ -165,19 +214,19 @@ impl<R: Read> Input<R> {
             match b {
                 b'"' => {
                     self.pos += 1;
-                    keep(b"\"");
-                    self.string_bytes(&mut keep)?;
-                    keep(b"\"");
+                    keep(b"\"")?;
+                    self.try_string_bytes(&mut keep)?;
+                    keep(b"\"")?;
                 }
                 b'{' | b'[' => {
                     self.pos += 1;
-                    keep(&[b]);
+                    keep(&[b])?;
                     depth += 1;
                     continue;
                 }
                 b'}' | b']' if depth > 0 => {
                     self.pos += 1;
-                    keep(&[b]);
+                    keep(&[b])?;
                     depth -= 1;
                 }
                 b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t' if depth == 0 => return Ok(()),
@@ -197,7 +246,7 @@ impl<R: Read> Input<R> {
                     } else {
                         end.max(start + 1)
                     };
-                    keep(&self.buf[start..end]);
+                    keep(&self.buf[start..end])?;
                     self.pos = end;
                     // A top-level scalar ends at its delimiter, which may be in the next
                     // buffer.
@@ -212,6 +261,14 @@ impl<R: Read> Input<R> {
             }
         }
     }
+}
+
+/// The error for a value over its limit `max`, starting at `offset`.
+fn too_big(what: &str, offset: u64, max: usize) -> String {
+    format!(
+        "{what} at byte {offset} is over the limit of {} MiB (no real profile comes near it)",
+        max >> 20
+    )
 }
 
 #[cfg(test)]

@@ -234,8 +234,14 @@ impl Remote {
         })
     }
 
-    /// Looks a module up on the remote sources that fit it, in order. `load` opens and verifies a file (the store's
-    /// own check, as for local files); errors of each source tried go to `errors`.
+    /// The folders downloads are saved in.
+    pub fn cache_dirs(&self) -> impl Iterator<Item = &Path> {
+        self.sources.iter().map(|s| s.cache.as_path())
+    }
+
+    /// Looks a module up on the remote sources that fit it, in order. `load` opens and
+    /// verifies a file (the store's own check, as for local files); errors of each source
+    /// tried go to `errors`.
     pub fn find(
         &mut self,
         debug_name: &str,

@@ -66,6 +66,9 @@ pub struct LoadedModule {
     /// Set when a lookup panicked (a parser bug met a corrupt file): the module answers
     /// nothing more, and the store drops it for a remembered error.
     failed: std::cell::RefCell<Option<LoadError>>,
+    /// Its debug file was downloaded (symbol server, debuginfod): whoever runs that
+    /// server wrote the file names in it, so they must not choose local files to serve.
+    downloaded: bool,
 }
 
 /// Modules remembered as making a parser panic (beyond that, they are tried again).
@@ -85,13 +88,19 @@ impl std::ops::Deref for LoadedModule {
 }
 
 impl LoadedModule {
-    fn new(module: Module) -> LoadedModule {
+    fn new(module: Module, downloaded: bool) -> LoadedModule {
         LoadedModule {
             module,
             memo: Default::default(),
             memo_bytes: Default::default(),
             failed: Default::default(),
+            downloaded,
         }
+    }
+
+    /// Whether the debug file came from a remote source (see `downloaded`).
+    pub fn downloaded(&self) -> bool {
+        self.downloaded
     }
 
     /// Resolves ascending offsets. A panic in the format's code fails this module only.
@@ -183,6 +192,9 @@ pub struct SymbolStore {
     opts: SymbolOptions,
     /// Local folders of `--windows-symbol-path` / `_NT_SYMBOL_PATH`.
     symstores: Vec<PathBuf>,
+    /// Those of them that are caches of a symbol server (`srv*CACHE*URL`): what is
+    /// found there was downloaded, even when found as a local file.
+    server_caches: Vec<PathBuf>,
     /// Servers, debuginfod and their caches (step 7); `None` without any.
     remote: Option<Remote>,
     /// Set when a module waits for a download (see `take_pending`).
@@ -204,9 +216,15 @@ pub struct SymbolStore {
 impl SymbolStore {
     pub fn new(opts: SymbolOptions, nt_symbol_path: Option<String>) -> SymbolStore {
         let mut symstores = Vec::new();
+        let mut server_caches = Vec::new();
         // Their servers are fetched from by `remote`.
         for value in opts.windows_symbol_path.iter().chain(nt_symbol_path.iter()) {
             symstores.extend(parse_symbol_path(value).0);
+            server_caches.extend(
+                crate::remote::symbol_path_servers(value)
+                    .into_iter()
+                    .filter_map(|(_, cache)| cache),
+            );
         }
         let archives = opts
             .symbols_zips
@@ -219,6 +237,7 @@ impl SymbolStore {
         SymbolStore {
             opts,
             symstores,
+            server_caches,
             remote: None,
             pending: false,
             archives,
@@ -234,6 +253,21 @@ impl SymbolStore {
     /// The `--symbol-dir` folders (where `/asm/v1` also looks for binaries).
     pub fn symbol_dirs(&self) -> &[PathBuf] {
         &self.opts.symbol_dirs
+    }
+
+    /// Whether `path` lies in a folder that downloads fill: a remote source's cache or
+    /// a symbol server's `srv*CACHE*URL` folder (symlinks followed on both sides).
+    pub fn is_download_cache(&self, path: &Path) -> bool {
+        let Ok(real) = path.canonicalize() else {
+            return false;
+        };
+        let remote = self.remote.iter().flat_map(Remote::cache_dirs);
+        self.server_caches
+            .iter()
+            .map(PathBuf::as_path)
+            .chain(remote)
+            .filter_map(|c| c.canonicalize().ok())
+            .any(|c| real.starts_with(c))
     }
 
     /// The local symstore folders.
@@ -389,7 +423,7 @@ impl SymbolStore {
                         continue;
                     }
                     self.log(|| format!("  {c:?}: using it"));
-                    let module = Rc::new(LoadedModule::new(module));
+                    let module = Rc::new(LoadedModule::new(module, false));
                     self.insert(debug_name, breakpad_id, module.clone());
                     return Ok(module);
                 }
@@ -405,7 +439,7 @@ impl SymbolStore {
         // 6. The profile's sidecar.
         match self.take_from_sidecar(debug_name, breakpad_id) {
             Some(Ok(module)) => {
-                let module = Rc::new(LoadedModule::new(module));
+                let module = Rc::new(LoadedModule::new(module, false));
                 self.insert(debug_name, breakpad_id, module.clone());
                 return Ok(module);
             }
@@ -415,7 +449,7 @@ impl SymbolStore {
         // 7. Remote sources.
         match self.ask_remote(debug_name, breakpad_id, lib, &mut errors) {
             Lookup::Found(module) => {
-                let module = Rc::new(LoadedModule::new(module));
+                let module = Rc::new(LoadedModule::new(module, true));
                 self.insert(debug_name, breakpad_id, module.clone());
                 return Ok(module);
             }
@@ -425,7 +459,7 @@ impl SymbolStore {
         }
         // 8. The local file's own tables.
         if let Some(module) = fallback {
-            let module = Rc::new(LoadedModule::new(module));
+            let module = Rc::new(LoadedModule::new(module, false));
             self.insert(debug_name, breakpad_id, module.clone());
             return Ok(module);
         }
@@ -592,6 +626,30 @@ mod tests {
         store.module(b.0, b.1, None).unwrap();
         assert_eq!(store.cache.len(), 1);
         assert!(!Rc::ptr_eq(&a1, &store.module(a.0, a.1, None).unwrap()));
+    }
+
+    #[test]
+    fn files_in_a_symbol_server_cache_count_as_downloads() {
+        let dir = std::env::temp_dir().join(format!("pss-srv-cache-{}", std::process::id()));
+        let (cache, own) = (dir.join("cache"), dir.join("own"));
+        for d in [&cache, &own] {
+            std::fs::create_dir_all(d.join("a.pdb")).unwrap();
+            std::fs::write(d.join("a.pdb/a.pdb"), b"x").unwrap();
+        }
+        let value = format!(
+            "srv*{}*https://symbols.example;{}",
+            cache.display(),
+            own.display()
+        );
+        let opts = SymbolOptions {
+            windows_symbol_path: Some(value),
+            ..Default::default()
+        };
+        let store = SymbolStore::new(opts, None);
+        assert!(store.is_download_cache(&cache.join("a.pdb/a.pdb")));
+        assert!(store.is_download_cache(&own.join("../cache/a.pdb/a.pdb")));
+        assert!(!store.is_download_cache(&own.join("a.pdb/a.pdb")));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -5,7 +5,6 @@ pub mod dwz;
 pub mod minidebuginfo;
 pub mod plt;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -67,7 +66,7 @@ fn find_separate_debug(
     // -v lists every place looked at, found or not.
     let not_found = |path: &Path, how: &str| {
         if ctx.verbose {
-            let _ = writeln!(std::io::stderr(), "  {}: no file ({how})", path.display());
+            crate::elog!("  {}: no file ({how})", path.display());
         }
     };
     if let Ok(Some(build_id)) = file.build_id()

@@ -5,8 +5,6 @@ pub mod pdb_file;
 
 pub use pdb_file::{PdbModule, load_pdb};
 
-use std::io::Write;
-
 use object::{Object, ObjectSection, SectionKind};
 
 use super::native::NativeModule;
@@ -68,7 +66,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
                 Err(_) => {}
             }
         } else if ctx.verbose {
-            let _ = writeln!(std::io::stderr(), "  {}: no PDB there", c.display());
+            crate::elog!("  {}: no PDB there", c.display());
         }
     }
     // No PDB: exports and unwind tables.
