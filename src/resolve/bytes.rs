@@ -108,6 +108,15 @@ impl FileBytes {
 }
 
 impl FileBytes {
+    /// Whether the bytes are a mapping of the file (they cost address space, not heap).
+    pub fn is_mapped(&self) -> bool {
+        match self.inner {
+            #[cfg(unix)]
+            Inner::Mapped { .. } => true,
+            Inner::Owned(_) => false,
+        }
+    }
+
     /// Gives back to the kernel the whole pages of `part` (a range of this file) when
     /// mapped: a module read once per request keeps only what it reads again in memory.
     /// The pages stay mapped; reading them again faults the file's bytes back in.
@@ -171,7 +180,9 @@ pub enum Bytes {
         start: usize,
         len: usize,
     },
-    Owned(Rc<[u8]>),
+    /// A `Vec` behind an `Rc` rather than an `Rc<[u8]>`: making the latter from a
+    /// decompressed section would copy it, twice its size at the peak.
+    Owned(Rc<Vec<u8>>),
 }
 
 impl Bytes {
@@ -186,7 +197,7 @@ impl Bytes {
                 len: part.len(),
             }
         } else {
-            Bytes::Owned(part.into())
+            Bytes::Owned(Rc::new(part.to_vec()))
         }
     }
 }
