@@ -89,6 +89,8 @@ pub fn section_data(
     let Some(section) = by_name(file, name) else {
         return Ok(None);
     };
+    // Errors name the section as the file does (`.zdebug_info`, not `.debug_info`).
+    let name = section.name().unwrap_or(name);
     let compressed = section
         .compressed_data()
         .map_err(|e| format!("section {name}: {e}"))?;
