@@ -48,6 +48,8 @@ fn query_limited(args: &[&str], request: &Value, limit: (libc::__rlimit_resource
         });
     }
     let start = Instant::now();
+    // Reaped by `wait4` below, which also gives its peak memory (std's `wait` cannot).
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd.spawn().unwrap();
     let pid = child.id() as libc::pid_t;
     let mut out = child.stdout.take().unwrap();

@@ -63,8 +63,7 @@ impl Budget {
         self.compressed
             .get()
             .saturating_mul(BUDGET_RATIO)
-            .max(BUDGET_FREE)
-            .min(BUDGET_MAX)
+            .clamp(BUDGET_FREE, BUDGET_MAX)
     }
 
     fn left(&self) -> u64 {
@@ -154,5 +153,62 @@ pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
         gimli::RunTimeEndian::Little
     } else {
         gimli::RunTimeEndian::Big
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn budget(compressed: u64) -> Budget {
+        let b = Budget::default();
+        b.compressed.set(compressed);
+        b
+    }
+
+    #[test]
+    fn the_limit_is_a_ratio_of_the_compressed_bytes_between_a_floor_and_a_ceiling() {
+        assert_eq!(budget(0).limit(), BUDGET_FREE);
+        assert_eq!(budget(1 << 20).limit(), BUDGET_FREE);
+        assert_eq!(budget(6 << 20).limit(), 300 << 20);
+        assert_eq!(budget(1 << 30).limit(), BUDGET_MAX);
+        assert_eq!(budget(u64::MAX).limit(), BUDGET_MAX);
+    }
+
+    #[test]
+    fn sections_share_the_budget_and_a_claim_past_it_is_refused() {
+        let b = budget(0);
+        let packed = zlib(&vec![0; 40 << 20]);
+        assert_eq!(
+            inflate(".debug_info", &packed, 40 << 20, &b).unwrap().len(),
+            40 << 20
+        );
+        assert!(!b.exceeded());
+        // 24 MiB left of the 64 MiB floor: the same 40 MiB again is refused, unread.
+        let e = inflate(".debug_str", &packed, 40 << 20, &b).unwrap_err();
+        assert!(
+            e.contains(".debug_str") && e.contains("limit of 67108864"),
+            "{e}"
+        );
+        assert!(b.exceeded());
+    }
+
+    #[test]
+    fn a_header_claiming_less_than_the_stream_holds_reads_only_the_claim() {
+        let b = budget(0);
+        let packed = zlib(&vec![0; 8 << 20]);
+        let out = inflate(".debug_info", &packed, 1000, &b).unwrap();
+        assert_eq!(out.len(), 1000);
+        assert_eq!(b.used.get(), 1000);
+        // Claiming more than it holds is corrupt, and said so.
+        let e = inflate(".debug_line", &zlib(b"abc"), 10, &b).unwrap_err();
+        assert!(e.contains("decompressed to 3 bytes, expected 10"), "{e}");
     }
 }
