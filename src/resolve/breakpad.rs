@@ -237,8 +237,7 @@ impl SymFile {
 
     pub fn cost(&self) -> u64 {
         let source = match &self.source {
-            // A mapping costs page cache, as a file read on demand does.
-            Source::Memory(m) if m.is_mapped() => 0,
+            // Mapped or owned, counted whole: as the mapped sections of other formats.
             Source::Memory(m) => m.len() as u64,
             Source::File(_) => 0,
         };

@@ -108,15 +108,6 @@ impl FileBytes {
 }
 
 impl FileBytes {
-    /// Whether the bytes are a mapping of the file (they cost address space, not heap).
-    pub fn is_mapped(&self) -> bool {
-        match self.inner {
-            #[cfg(unix)]
-            Inner::Mapped { .. } => true,
-            Inner::Owned(_) => false,
-        }
-    }
-
     /// Gives back to the kernel the whole pages of `part` (a range of this file) when
     /// mapped: a module read once per request keeps only what it reads again in memory.
     /// The pages stay mapped; reading them again faults the file's bytes back in.
