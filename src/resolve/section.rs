@@ -19,7 +19,7 @@ use super::bytes::{Bytes, FileBytes};
 pub const BUDGET_FREE: u64 = 64 << 20;
 /// Most a module's compressed sections may inflate, over [`BUDGET_FREE`]. Measured with
 /// `objcopy --compress-debug-sections=zlib` where not shipped so: real DWARF inflates 2 to
-/// 4 times (273 Debian libc6-dbg etc. files 2.6x overall, the highest 25x on a 72 KB
+/// 4 times (the 273 files of Debian's libc6-dbg 2.6x overall, the highest 25x on a 72 KB
 /// module; node 3.1x, cargo 3.9x, libpython3.13 2.2x of 25 MB, this crate's debug build
 /// 3.5x of 40 MB), zeros 1000 times. At 50x a 6 MB bomb inflates 300 MB at most, refused
 /// before any inflating when a header claims more.
