@@ -7,12 +7,14 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use super::bytes::FileBytes;
 use super::{InlineFrame, LoadError, Symbolized, Text};
 
-/// Where the text is: a local file (read on demand) or bytes taken out of a zip.
+/// Where the text is: a local file (read on demand), or bytes: the mapping of a file
+/// without the `.sym` name, or an entry taken out of a zip.
 enum Source {
     File(PathBuf),
-    Memory(Rc<[u8]>),
+    Memory(Rc<FileBytes>),
 }
 
 struct Func {
@@ -117,8 +119,13 @@ impl SymFile {
         )
     }
 
+    /// Bytes in memory (a zip entry): kept as they are, not copied.
     pub fn from_bytes(data: Vec<u8>, origin: &Path) -> Result<SymFile, LoadError> {
-        let data: Rc<[u8]> = data.into();
+        Self::from_file_bytes(Rc::new(FileBytes::from_vec(data)), origin)
+    }
+
+    /// A mapped file (or bytes in memory), indexed and read in place.
+    pub fn from_file_bytes(data: Rc<FileBytes>, origin: &Path) -> Result<SymFile, LoadError> {
         Self::index(&data.clone()[..], Source::Memory(data), origin)
     }
 
@@ -230,6 +237,7 @@ impl SymFile {
 
     pub fn cost(&self) -> u64 {
         let source = match &self.source {
+            // Mapped or owned, counted whole: as the mapped sections of other formats.
             Source::Memory(m) => m.len() as u64,
             Source::File(_) => 0,
         };

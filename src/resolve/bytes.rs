@@ -171,7 +171,9 @@ pub enum Bytes {
         start: usize,
         len: usize,
     },
-    Owned(Rc<[u8]>),
+    /// A `Vec` behind an `Rc` rather than an `Rc<[u8]>`: making the latter from a
+    /// decompressed section would copy it, twice its size at the peak.
+    Owned(Rc<Vec<u8>>),
 }
 
 impl Bytes {
@@ -186,7 +188,7 @@ impl Bytes {
                 len: part.len(),
             }
         } else {
-            Bytes::Owned(part.into())
+            Bytes::Owned(Rc::new(part.to_vec()))
         }
     }
 }

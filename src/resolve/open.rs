@@ -70,11 +70,15 @@ fn open_file(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
 
 fn open_data(data: Rc<FileBytes>, want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     let path = ctx.path;
+    // Both parsed from the mapping: a copy would cost the file's size in heap (up to the
+    // download limit for a symbol server's answer).
     if data.starts_with(PDB_MAGIC) {
-        return pe::load_pdb(data.to_vec(), want, ctx).map(Module::Pdb);
+        return pe::load_pdb(data, want, ctx).map(Module::Pdb);
     }
     if data.starts_with(b"MODULE ") {
-        return open_bytes(data.to_vec(), path, want);
+        let sym = SymFile::from_file_bytes(data, path)?;
+        check_id(path, &sym.debug_id, want)?;
+        return Ok(Module::Breakpad(sym));
     }
     let kind = object::FileKind::parse(&**data).map_err(|_| {
         LoadError::new(

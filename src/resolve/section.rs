@@ -1,6 +1,11 @@
 //! The bottom of the format layer: a section's bytes out of a parsed object file
 //! (decompressed when the file compresses it) and the file's byte order, for gimli.
+//!
+//! Debug files come from symbol servers and are untrusted: a compressed section's header
+//! says how big it inflates, and a few MB of zlib can claim (and hold) gigabytes. Every
+//! module therefore has one [`Budget`] of decompressed bytes for all its sections.
 
+use std::cell::Cell;
 use std::io::Read;
 use std::rc::Rc;
 
@@ -8,39 +13,141 @@ use object::{Object, ObjectSection};
 
 use super::bytes::{Bytes, FileBytes};
 
-/// A section's bytes, decompressed (`SHF_COMPRESSED` or `.zdebug_*`); `None` if absent.
-/// Uncompressed sections stay ranges of `bytes` (the mapped file `file` was parsed from).
+/// Decompressed bytes a module may always hold, whatever its compressed size: small files
+/// have the highest ratios (libc6-dbg's `crti.o`-sized files reach 25x over the module,
+/// 83x for one `.debug_abbrev`).
+pub const BUDGET_FREE: u64 = 64 << 20;
+/// Most a module's compressed sections may inflate, over [`BUDGET_FREE`]. Measured with
+/// `objcopy --compress-debug-sections=zlib` where not shipped so: real DWARF inflates 2 to
+/// 4 times (the 273 files of Debian's libc6-dbg 2.6x overall, the highest 25x on a 72 KB
+/// module; node 3.1x, cargo 3.9x, libpython3.13 2.2x of 25 MB, this crate's debug build
+/// 3.5x of 40 MB), zeros 1000 times. At 50x a 6 MB bomb inflates 300 MB at most, refused
+/// before any inflating when a header claims more.
+pub const BUDGET_RATIO: u64 = 50;
+/// The budget's ceiling, whatever the file's size: the bound of the symbol cache, which
+/// a module holding more could not stay in anyway.
+pub const BUDGET_MAX: u64 = crate::store::DEFAULT_MAX_BYTES;
+
+/// One module's allowance of decompressed bytes, shared by all its compressed sections
+/// (binary, separate debug file, dwz file, `.dwp` and `.dwo` files): `BUDGET_RATIO` times
+/// their compressed bytes, at least `BUDGET_FREE`, at most `BUDGET_MAX`.
+#[derive(Default, Debug)]
+pub struct Budget {
+    compressed: Cell<u64>,
+    used: Cell<u64>,
+    /// Set once a section was refused for the budget: the module is then answered from
+    /// its other tables rather than refused.
+    exceeded: Cell<bool>,
+}
+
+impl Budget {
+    /// A budget counting the compressed sections of `file`.
+    pub fn for_file(file: &object::File<'_>) -> Rc<Budget> {
+        let b = Rc::new(Budget::default());
+        b.add_file(file);
+        b
+    }
+
+    /// Counts the compressed sections of another file of the module (once per file).
+    pub fn add_file(&self, file: &object::File<'_>) {
+        let packed: u64 = file
+            .sections()
+            .filter_map(|s| s.compressed_file_range().ok())
+            .filter(|r| r.format != object::CompressionFormat::None)
+            .map(|r| r.compressed_size)
+            .fold(0, u64::saturating_add);
+        self.compressed
+            .set(self.compressed.get().saturating_add(packed));
+    }
+
+    /// The module's limit in bytes.
+    pub fn limit(&self) -> u64 {
+        self.compressed
+            .get()
+            .saturating_mul(BUDGET_RATIO)
+            .clamp(BUDGET_FREE, BUDGET_MAX)
+    }
+
+    fn left(&self) -> u64 {
+        self.limit().saturating_sub(self.used.get())
+    }
+
+    /// Whether a section was refused for the budget.
+    pub fn exceeded(&self) -> bool {
+        self.exceeded.get()
+    }
+}
+
+/// A section's bytes, decompressed (`SHF_COMPRESSED` or `.zdebug_*`) within the module's
+/// `budget`; `None` if absent. Uncompressed sections stay ranges of `bytes` (the mapped
+/// file `file` was parsed from).
 pub fn section_data(
     file: &object::File<'_>,
     name: &str,
     bytes: &Rc<FileBytes>,
+    budget: &Budget,
 ) -> Result<Option<Bytes>, String> {
-    let Some(section) = file.section_by_name(name) else {
+    let Some(section) = by_name(file, name) else {
         return Ok(None);
     };
+    // Errors name the section as the file does (`.zdebug_info`, not `.debug_info`).
+    let name = section.name().unwrap_or(name);
     let compressed = section
         .compressed_data()
         .map_err(|e| format!("section {name}: {e}"))?;
     match compressed.format {
         object::CompressionFormat::None => Ok(Some(Bytes::of(bytes, compressed.data))),
         object::CompressionFormat::Zlib => {
-            let size = usize::try_from(compressed.uncompressed_size)
-                .map_err(|_| format!("section {name}: too large"))?;
-            let mut out = Vec::with_capacity(size.min(1 << 30));
-            flate2::read::ZlibDecoder::new(compressed.data)
-                .take(compressed.uncompressed_size)
-                .read_to_end(&mut out)
-                .map_err(|e| format!("section {name}: corrupt zlib data: {e}"))?;
-            if out.len() != size {
-                return Err(format!(
-                    "section {name}: decompressed to {} bytes, expected {size}",
-                    out.len()
-                ));
-            }
-            Ok(Some(Bytes::Owned(out.into())))
+            inflate(name, compressed.data, compressed.uncompressed_size, budget)
+                .map(|out| Some(Bytes::Owned(Rc::new(out))))
         }
         other => Err(format!("section {name}: unsupported compression {other:?}")),
     }
+}
+
+/// The section `name` (`.debug_*`), or its GNU-compressed `.zdebug_*` form: `object` finds
+/// the latter for ELF only with its `compression` feature, which this crate decompresses
+/// itself instead.
+pub fn by_name<'d, 'f>(file: &'f object::File<'d>, name: &str) -> Option<object::Section<'d, 'f>> {
+    file.section_by_name(name).or_else(|| {
+        let rest = name.strip_prefix(".debug_")?;
+        file.section_by_name(&format!(".zdebug_{rest}"))
+    })
+}
+
+/// Inflates a zlib stream whose header says it holds `claimed` bytes. A claim over what
+/// the budget has left is refused before any work (true or not, the section cannot be
+/// used); otherwise at most `claimed` bytes are read, into a buffer that grows as they
+/// come (a lying header reserves nothing).
+fn inflate(name: &str, data: &[u8], claimed: u64, budget: &Budget) -> Result<Vec<u8>, String> {
+    let left = budget.left();
+    if claimed > left {
+        budget.exceeded.set(true);
+        return Err(format!(
+            "section {name}: decompresses to {claimed} bytes, over the limit of {} bytes \
+             of decompressed debug data for this module ({left} left; the limit is {BUDGET_RATIO} \
+             times its compressed sections, at least {BUDGET_FREE}, at most {BUDGET_MAX})",
+            budget.limit()
+        ));
+    }
+    let size = usize::try_from(claimed).map_err(|_| format!("section {name}: too large"))?;
+    let mut out = Vec::new();
+    flate2::read::ZlibDecoder::new(data)
+        .take(claimed)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("section {name}: corrupt zlib data: {e}"))?;
+    budget
+        .used
+        .set(budget.used.get().saturating_add(out.len() as u64));
+    if out.len() != size {
+        return Err(format!(
+            "section {name}: decompressed to {} bytes, expected {size}",
+            out.len()
+        ));
+    }
+    // Gives back the slack of the buffer's doubling (glibc shrinks a big block in place).
+    out.shrink_to_fit();
+    Ok(out)
 }
 
 pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
@@ -48,5 +155,62 @@ pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
         gimli::RunTimeEndian::Little
     } else {
         gimli::RunTimeEndian::Big
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn budget(compressed: u64) -> Budget {
+        let b = Budget::default();
+        b.compressed.set(compressed);
+        b
+    }
+
+    #[test]
+    fn the_limit_is_a_ratio_of_the_compressed_bytes_between_a_floor_and_a_ceiling() {
+        assert_eq!(budget(0).limit(), BUDGET_FREE);
+        assert_eq!(budget(1 << 20).limit(), BUDGET_FREE);
+        assert_eq!(budget(6 << 20).limit(), 300 << 20);
+        assert_eq!(budget(1 << 30).limit(), BUDGET_MAX);
+        assert_eq!(budget(u64::MAX).limit(), BUDGET_MAX);
+    }
+
+    #[test]
+    fn sections_share_the_budget_and_a_claim_past_it_is_refused() {
+        let b = budget(0);
+        let packed = zlib(&vec![0; 40 << 20]);
+        assert_eq!(
+            inflate(".debug_info", &packed, 40 << 20, &b).unwrap().len(),
+            40 << 20
+        );
+        assert!(!b.exceeded());
+        // 24 MiB left of the 64 MiB floor: the same 40 MiB again is refused, unread.
+        let e = inflate(".debug_str", &packed, 40 << 20, &b).unwrap_err();
+        assert!(
+            e.contains(".debug_str") && e.contains("limit of 67108864"),
+            "{e}"
+        );
+        assert!(b.exceeded());
+    }
+
+    #[test]
+    fn a_header_claiming_less_than_the_stream_holds_reads_only_the_claim() {
+        let b = budget(0);
+        let packed = zlib(&vec![0; 8 << 20]);
+        let out = inflate(".debug_info", &packed, 1000, &b).unwrap();
+        assert_eq!(out.len(), 1000);
+        assert_eq!(b.used.get(), 1000);
+        // Claiming more than it holds is corrupt, and said so.
+        let e = inflate(".debug_line", &zlib(b"abc"), 10, &b).unwrap_err();
+        assert!(e.contains("decompressed to 3 bytes, expected 10"), "{e}");
     }
 }

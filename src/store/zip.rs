@@ -163,7 +163,9 @@ impl ZipArchive {
         f.seek(SeekFrom::Current(skip as i64))
             .map_err(|e| e.to_string())?;
         let raw = f.take(e.compressed);
-        let mut out = Vec::with_capacity(e.uncompressed.min(1 << 28) as usize);
+        // Reserved up to the compressed size only: the recorded size is the archive's word,
+        // and the buffer grows as bytes really come (at most `uncompressed` + 1 of them).
+        let mut out = Vec::with_capacity(e.uncompressed.min(e.compressed).min(1 << 28) as usize);
         match e.method {
             0 => raw.take(e.uncompressed).read_to_end(&mut out),
             8 => flate2::read::DeflateDecoder::new(raw)

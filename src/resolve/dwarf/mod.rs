@@ -18,6 +18,7 @@ use addr2line::{LookupContinuation, LookupResult, SplitDwarfLoad};
 use gimli::{EndianSlice, Reader, RunTimeEndian, SectionId};
 
 use super::bytes::{Bytes, FileBytes};
+use super::section::Budget;
 use super::{InlineFrame, Symbolized, Text};
 
 /// Plain slices: gimli and addr2line copy readers all the time, and a slice is the cheapest
@@ -68,6 +69,8 @@ struct SplitDwarf {
     package: Option<gimli::DwarfPackage<R>>,
     binary_dir: PathBuf,
     endian: RunTimeEndian,
+    /// The module's budget of decompressed bytes, which `.dwo` files loaded later share.
+    budget: Rc<Budget>,
 }
 
 /// Files that complete a unit's DWARF, found by the format.
@@ -78,6 +81,9 @@ pub struct Companions<'a, 'f> {
     /// A file that may hold `.debug_*.dwo` sections and a `.debug_cu_index`: a separate
     /// debug file into which a `.dwp` was merged.
     pub package_in: Option<&'a Path>,
+    /// The module's budget of decompressed bytes (the one `section` reads within), for the
+    /// `.dwp` and `.dwo` files.
+    pub budget: Rc<Budget>,
 }
 
 pub struct DwarfResolver {
@@ -105,12 +111,18 @@ impl DwarfResolver {
     /// Builds a resolver from the sections `section` reads. `binary` is the file the DWARF
     /// came from (its folder is searched for `.dwo` files, `<binary>.dwp` is loaded if
     /// present). Returns `Ok(None)` when there is no `.debug_info`.
+    /// `budget` is the one `section` decompresses within.
     pub fn new(
         section: &mut SectionFn<'_>,
         endian: RunTimeEndian,
         binary: &Path,
+        budget: Rc<Budget>,
     ) -> Result<Option<DwarfResolver>, String> {
-        Self::with_companions(section, endian, binary, Companions::default())
+        let companions = Companions {
+            budget,
+            ..Companions::default()
+        };
+        Self::with_companions(section, endian, binary, companions)
     }
 
     /// As [`Self::new`], with a dwz supplementary file and another file that may hold a
@@ -153,10 +165,11 @@ impl DwarfResolver {
                 .map_err(|e| format!("invalid DWARF: {e}"))?;
             let _ = ctx.set(Some(c));
         }
-        let package = load_dwp(binary, endian, &backing).or_else(|| {
+        let budget = companions.budget;
+        let package = load_dwp(binary, endian, &backing, &budget).or_else(|| {
             // A package's sections inside the debug file itself (`.debug_info.dwo`...).
             let file = companions.package_in?;
-            let sections = load_split_sections(file, endian, &backing)?;
+            let sections = load_split_sections(file, endian, &backing, &budget, false)?;
             gimli::DwarfPackage::load(sections, backing.reader(None, endian)).ok()
         });
         Ok(Some(DwarfResolver {
@@ -167,6 +180,7 @@ impl DwarfResolver {
                 package,
                 binary_dir: binary.parent().map(Path::to_path_buf).unwrap_or_default(),
                 endian,
+                budget,
             },
             names: Default::default(),
             names_at: Default::default(),
@@ -435,14 +449,20 @@ fn function_extent(
     Some((entry_pc, size, holding.unwrap_or(entry_pc)))
 }
 
-/// Loads the sections of a `.dwo` or `.dwp` file.
+/// Loads the sections of a `.dwo` or `.dwp` file within the module's `budget` (which
+/// counts the file's compressed sections unless it is the debug file, counted already).
 fn load_split_sections(
     path: &Path,
     endian: RunTimeEndian,
     backing: &Backing,
+    budget: &Budget,
+    new_file: bool,
 ) -> Option<impl FnMut(SectionId) -> Result<R, gimli::Error>> {
     let data = Rc::new(FileBytes::open(path).ok()?);
     let file = object::File::parse(&**data).ok()?;
+    if new_file {
+        budget.add_file(&file);
+    }
     let mut sections = Vec::new();
     for id in [
         SectionId::DebugAbbrev,
@@ -460,7 +480,7 @@ fn load_split_sections(
         SectionId::DebugMacro,
     ] {
         let name = id.dwo_name()?;
-        let bytes = super::section::section_data(&file, name, &data)
+        let bytes = super::section::section_data(&file, name, &data, budget)
             .ok()
             .flatten();
         sections.push((id, backing.reader(bytes, endian)));
@@ -479,6 +499,7 @@ fn load_dwp(
     binary: &Path,
     endian: RunTimeEndian,
     backing: &Backing,
+    budget: &Budget,
 ) -> Option<gimli::DwarfPackage<R>> {
     let mut name = binary.as_os_str().to_owned();
     name.push(".dwp");
@@ -487,7 +508,7 @@ fn load_dwp(
         return None;
     }
     let empty = backing.reader(None, endian);
-    let sections = load_split_sections(&path, endian, backing)?;
+    let sections = load_split_sections(&path, endian, backing, budget, true)?;
     gimli::DwarfPackage::load(sections, empty).ok()
 }
 
@@ -511,7 +532,9 @@ impl SplitDwarf {
             candidates.push(self.binary_dir.join(base));
         }
         for path in candidates {
-            let Some(sections) = load_split_sections(&path, self.endian, backing) else {
+            let Some(sections) =
+                load_split_sections(&path, self.endian, backing, &self.budget, true)
+            else {
                 continue;
             };
             let Ok(mut dwarf) = gimli::Dwarf::load(sections) else {

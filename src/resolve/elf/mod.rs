@@ -13,7 +13,7 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
-use super::section::{endian_of, section_data};
+use super::section::{Budget, endian_of, section_data};
 use super::{Companion, LoadContext, LoadError};
 use crate::debugid;
 
@@ -36,7 +36,7 @@ pub fn identify(file: &object::File<'_>) -> (String, Option<String>) {
 }
 
 fn has_debug_info(file: &object::File<'_>) -> bool {
-    file.section_by_name(".debug_info")
+    super::section::by_name(file, ".debug_info")
         .is_some_and(|s| s.size() > 0 && s.kind() != object::SectionKind::UninitializedData)
 }
 
@@ -180,7 +180,9 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
 }
 
 /// The DWARF of `debug` (the binary or its separate debug file), with its dwz
-/// supplementary file and any `.dwp` sections merged into a separate debug file.
+/// supplementary file and any `.dwp` sections merged into a separate debug file. DWARF
+/// whose sections decompress past the module's budget is left out with a warning: the
+/// symbol tables still answer.
 fn load_dwarf(
     debug: &object::File<'_>,
     debug_path: &Path,
@@ -197,19 +199,30 @@ fn load_dwarf(
             })?),
             None => None,
         };
+    let budget = Budget::for_file(debug);
+    if let Some(f) = &sup_file {
+        budget.add_file(f);
+    }
     let mut sup_sections = |name: &str| match (&sup_file, &sup) {
-        (Some(f), Some((_, d))) => section_data(f, name, d),
+        (Some(f), Some((_, d))) => section_data(f, name, d, &budget),
         _ => Ok(None),
     };
     let companions = super::dwarf::Companions {
         supplementary: sup.is_some().then_some(&mut sup_sections as _),
         package_in: (debug_path != binary).then_some(debug_path),
+        budget: budget.clone(),
     };
-    DwarfResolver::with_companions(
-        &mut |name| section_data(debug, name, debug_data),
+    let dwarf = DwarfResolver::with_companions(
+        &mut |name| section_data(debug, name, debug_data, &budget),
         endian_of(debug),
         binary,
         companions,
-    )
-    .map_err(|e| LoadError::new("ParseError", debug_path, e))
+    );
+    match dwarf {
+        Err(e) if budget.exceeded() => {
+            warnings.push(LoadError::new("DecompressionLimit", debug_path, e));
+            Ok(None)
+        }
+        other => other.map_err(|e| LoadError::new("ParseError", debug_path, e)),
+    }
 }

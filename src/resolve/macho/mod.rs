@@ -12,7 +12,7 @@ use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
 use super::funcs::FunctionTable;
 use super::native::NativeModule;
-use super::section::{endian_of, section_data};
+use super::section::{Budget, endian_of, section_data};
 use super::{LoadContext, LoadError};
 
 /// The debug ID of a thin Mach-O: its `LC_UUID` as is, age 0.
@@ -113,13 +113,22 @@ pub fn load(
         .filter(|s| s.kind() == SectionKind::Text)
         .map(|s| (s.address(), s.address() + s.size()))
         .collect();
+    let budget = Budget::for_file(&file);
     let dwarf = DwarfResolver::new(
-        &mut |name| section_data(&file, name, bytes),
+        &mut |name| section_data(&file, name, bytes, &budget),
         endian_of(&file),
         path,
-    )
-    .map_err(|e| LoadError::new("ParseError", path, e))?;
+        budget.clone(),
+    );
     let mut warnings = Vec::new();
+    // Sections past the budget of decompressed bytes: the symbol table still answers.
+    let dwarf = match dwarf {
+        Err(e) if budget.exceeded() => {
+            warnings.push(LoadError::new("DecompressionLimit", path, e));
+            None
+        }
+        other => other.map_err(|e| LoadError::new("ParseError", path, e))?,
+    };
     let debug_map = match dwarf {
         None => oso::load(member, path, ctx, &mut warnings),
         Some(_) => None,

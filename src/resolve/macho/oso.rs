@@ -18,7 +18,7 @@ use object::{Object, ObjectSymbol};
 
 use crate::resolve::bytes::FileBytes;
 use crate::resolve::dwarf::DwarfResolver;
-use crate::resolve::section::{endian_of, section_data};
+use crate::resolve::section::{Budget, endian_of, section_data};
 use crate::resolve::{Companion, LoadContext, LoadError, Symbolized};
 
 /// A function of the binary, from its `N_FUN` pair.
@@ -318,10 +318,13 @@ fn parse(l: &Located) -> Result<Parsed, String> {
         .filter(|s| s.is_definition())
         .filter_map(|s| Some((s.name().ok()?.to_string(), s.address())))
         .collect();
+    // Each object file its own budget: they are read one at a time, as addresses need them.
+    let budget = Budget::for_file(&file);
     let dwarf = DwarfResolver::new(
-        &mut |name| section_data(&file, name, &data),
+        &mut |name| section_data(&file, name, &data, &budget),
         endian_of(&file),
         &l.path,
+        budget.clone(),
     )?
     .ok_or("no DWARF in the object file")?;
     Ok(Parsed { dwarf, symbols })

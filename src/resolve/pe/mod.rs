@@ -58,9 +58,9 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
         )
     };
     for c in candidates {
-        if let Ok(bytes) = super::bytes::read_regular(&c, super::bytes::MAX_OWNED_FILE) {
+        if let Ok(bytes) = super::bytes::FileBytes::open(&c) {
             let sub = LoadContext { path: &c, ..*ctx };
-            match load_pdb(bytes, want, &sub) {
+            match load_pdb(std::rc::Rc::new(bytes), want, &sub) {
                 Ok(m) => return Ok(Module::Pdb(m)),
                 Err(e) if ctx.verbose => crate::elog!("  {} ({})", e.message, e.kind),
                 Err(_) => {}

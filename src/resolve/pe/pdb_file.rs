@@ -2,12 +2,14 @@
 //! owned tables), public symbols as fallback.
 
 use std::collections::HashMap;
-use std::io::Cursor;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use pdb::FallibleIterator;
 
 use crate::debugid;
+use crate::resolve::bytes::FileBytes;
 use crate::resolve::symtab::SymbolTable;
 use crate::resolve::{InlineFrame, LoadContext, LoadError, Symbolized, Text, demangle};
 
@@ -92,11 +94,85 @@ impl Interner {
     }
 }
 
+/// The PDB's bytes for the `pdb` crate, read in place from the mapped file: a PDB is never
+/// copied whole (one from a symbol server may be gigabytes). A stream whose pages lie in
+/// order is a range of the mapping; only one scattered over the file is gathered (as the
+/// crate's own reader would copy every stream).
+struct MappedSource(Rc<FileBytes>);
+
+impl fmt::Debug for MappedSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MappedSource({} bytes)", self.0.len())
+    }
+}
+
+/// A view of a [`MappedSource`]: a range of the file, or pages gathered into a buffer.
+enum MappedView {
+    Range(Rc<FileBytes>, std::ops::Range<usize>),
+    Gathered(Vec<u8>),
+}
+
+impl fmt::Debug for MappedView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "MappedView({} bytes)",
+            pdb::SourceView::as_slice(self).len()
+        )
+    }
+}
+
+impl pdb::SourceView<'static> for MappedView {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            MappedView::Range(file, r) => &file[r.clone()],
+            MappedView::Gathered(v) => v,
+        }
+    }
+}
+
+impl pdb::Source<'static> for MappedSource {
+    fn view(
+        &mut self,
+        slices: &[pdb::SourceSlice],
+    ) -> Result<Box<dyn pdb::SourceView<'static>>, std::io::Error> {
+        let eof = || std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+        // Each slice's range in the file, checked before anything is allocated.
+        let mut ranges = Vec::with_capacity(slices.len());
+        for s in slices {
+            let start = usize::try_from(s.offset).map_err(|_| eof())?;
+            let end = start.checked_add(s.size).ok_or_else(eof)?;
+            if end > self.0.len() {
+                return Err(eof());
+            }
+            ranges.push(start..end);
+        }
+        let contiguous = ranges.windows(2).all(|w| w[0].end == w[1].start);
+        let view = match (ranges.first(), ranges.last()) {
+            (Some(first), Some(last)) if contiguous => {
+                MappedView::Range(self.0.clone(), first.start..last.end)
+            }
+            _ => {
+                let mut v = Vec::with_capacity(ranges.iter().map(|r| r.len()).sum());
+                for r in ranges {
+                    v.extend_from_slice(&self.0[r]);
+                }
+                MappedView::Gathered(v)
+            }
+        };
+        Ok(Box::new(view))
+    }
+}
+
 /// Reads a PDB (whose ID must be `want`) into owned tables.
-pub fn load_pdb(data: Vec<u8>, want: &str, ctx: &LoadContext<'_>) -> Result<PdbModule, LoadError> {
+pub fn load_pdb(
+    data: Rc<FileBytes>,
+    want: &str,
+    ctx: &LoadContext<'_>,
+) -> Result<PdbModule, LoadError> {
     let path = ctx.path;
     let cost = data.len() as u64;
-    let mut pdb = pdb::PDB::open(Cursor::new(data)).map_err(|e| pdb_error(path, e))?;
+    let mut pdb = pdb::PDB::open(MappedSource(data)).map_err(|e| pdb_error(path, e))?;
     let id = pdb_id(&mut pdb).map_err(|e| pdb_error(path, e))?;
     crate::resolve::open::check_id(path, &id, want)?;
     let mut m = read_tables(&mut pdb, cost).map_err(|e| pdb_error(path, e))?;
