@@ -27,6 +27,10 @@ fn row_at(rows: &[Row], rva: u32) -> Option<&Row> {
         .find(|r| r.start <= rva && rva - r.start < r.len.max(1))
 }
 
+/// A site whose inlinee has no readable name: left without one in the answer (the
+/// front-end shows its own placeholder), never `??`.
+const NO_NAME: u32 = u32::MAX;
+
 #[derive(Debug)]
 struct Site {
     parent: Option<usize>,
@@ -303,9 +307,10 @@ fn read_tables<S: pdb::Source<'static> + 'static>(
                     let global = global_id(info, site.inlinee);
                     let name = match global {
                         Some(id) => *inlinee_names.entry(id).or_insert_with(|| {
-                            names.get(&inlinee_name(&id_finder, &type_finder, id))
+                            inlinee_name(&id_finder, &type_finder, id)
+                                .map_or(NO_NAME, |n| names.get(&n))
                         }),
-                        None => names.get("??"),
+                        None => NO_NAME,
                     };
                     let rows = match inlinees.get(&site.inlinee) {
                         Some(inl) => {
@@ -367,7 +372,7 @@ fn inlinee_name(
     ids: &pdb::ItemFinder<'_, pdb::IdIndex>,
     types: &pdb::ItemFinder<'_, pdb::TypeIndex>,
     index: pdb::IdIndex,
-) -> String {
+) -> Option<String> {
     match ids.find(index).and_then(|i| i.parse()) {
         Ok(pdb::IdData::Function(f)) => {
             // The scope is a string id naming the namespace, e.g. `std`.
@@ -377,10 +382,10 @@ fn inlinee_name(
                     Ok(pdb::IdData::String(s)) => Some(s.name.to_string().into_owned()),
                     _ => None,
                 });
-            match scope {
+            Some(match scope {
                 Some(scope) if !scope.is_empty() => format!("{scope}::{}", f.name.to_string()),
                 _ => f.name.to_string().into_owned(),
-            }
+            })
         }
         Ok(pdb::IdData::MemberFunction(m)) => {
             let class = types
@@ -392,12 +397,12 @@ fn inlinee_name(
                     pdb::TypeData::Union(u) => Some(u.name.to_string().into_owned()),
                     _ => None,
                 });
-            match class {
+            Some(match class {
                 Some(c) => format!("{c}::{}", m.name.to_string()),
                 None => m.name.to_string().into_owned(),
-            }
+            })
         }
-        _ => "??".to_string(),
+        _ => None,
     }
 }
 
