@@ -173,7 +173,7 @@ pub fn symbolicate(
                 summary.push(format!(
                     "  found   {name}: {n} of {} addresses; {}",
                     offsets.len(),
-                    crate::hint::found(name, &module, Some(&work.lib))
+                    crate::hint::found(name, &module, module.origin(), Some(&work.lib))
                 ));
             }
             Err(errors) => {

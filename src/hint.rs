@@ -55,8 +55,9 @@ fn advice(debug_name: &str, lib: Option<&Lib>, file: Option<&std::path::Path>) -
 }
 
 /// Where a found module's symbols come from, and advice when they are thin.
-pub fn found(debug_name: &str, module: &Module, lib: Option<&Lib>) -> String {
-    match module {
+/// `origin`: the server the debug file was downloaded from.
+pub fn found(debug_name: &str, module: &Module, origin: Option<&str>, lib: Option<&Lib>) -> String {
+    let line = match module {
         Module::Native(m) if m.dwarf.is_some() => {
             format!("{debug_name}: DWARF from {}", m.debug_file.display())
         }
@@ -77,6 +78,10 @@ pub fn found(debug_name: &str, module: &Module, lib: Option<&Lib>) -> String {
         Module::Pdb(m) => format!("{debug_name}: PDB {}", m.path.display()),
         Module::Breakpad(_) => format!("{debug_name}: Breakpad symbols"),
         Module::Sidecar(_) => format!("{debug_name}: the profile's .syms.json sidecar"),
+    };
+    match origin {
+        Some(server) => format!("{line} (from {server})"),
+        None => line,
     }
 }
 

@@ -1767,6 +1767,13 @@ fn stripped_local_files_are_named_from_the_symbol_servers() {
     }
     assert!(!asked.iter().any(|r| r.contains("shapes")), "{asked:?}");
     assert_eq!(symsrv.count("mathlib.pdb"), 1);
+    // Each module's line says which server answered.
+    let stderr = server.stderr();
+    assert!(
+        stderr.contains(&format!("libmathlib.so: Breakpad symbols (from {})", tecken.url())),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("(from {})", symsrv.url())), "{stderr}");
     drop(server);
 
     // Again with every server refused: the same answers from the cache.

@@ -43,7 +43,10 @@ impl Api {
             if !self.quiet && !waiting && self.told.insert((name.to_string(), id.to_string())) {
                 match &answer {
                     Ok(module) => {
-                        crate::elog!("{}", crate::hint::found(name, module, lib.as_ref()))
+                        crate::elog!(
+                            "{}",
+                            crate::hint::found(name, module, module.origin(), lib.as_ref())
+                        )
                     }
                     Err(errors) => {
                         crate::elog!("{}", crate::hint::missing(name, errors, lib.as_ref()))

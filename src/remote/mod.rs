@@ -42,7 +42,8 @@ struct Source {
 
 /// What the remote sources have for a module.
 pub enum Lookup {
-    Found(Module),
+    /// The module, and the server it came from.
+    Found(Module, String),
     /// A download it needs is running or queued: ask again later.
     Pending,
     Absent,
@@ -279,7 +280,7 @@ impl Remote {
                 _ => join_url(&src.base, &encode_path(&rel)),
             };
             match self.fetch(i, &url, Path::new(&rel), load, errors) {
-                Lookup::Found(m) => return Lookup::Found(m),
+                Lookup::Found(m, s) => return Lookup::Found(m, s),
                 // Later sources are not asked meanwhile: they come after this one.
                 Lookup::Pending => pending = true,
                 Lookup::Absent => continue,
@@ -410,7 +411,7 @@ impl Remote {
             load(&dest)
         };
         match result {
-            Ok(m) => Lookup::Found(m),
+            Ok(m) => Lookup::Found(m, self.sources[source].base.clone()),
             Err(e) => {
                 // A complete file that is not what was asked for: never used again, and
                 // not kept in the cache if it is one we wrote.

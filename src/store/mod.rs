@@ -66,9 +66,9 @@ pub struct LoadedModule {
     /// Set when a lookup panicked (a parser bug met a corrupt file): the module answers
     /// nothing more, and the store drops it for a remembered error.
     failed: std::cell::RefCell<Option<LoadError>>,
-    /// Its debug file was downloaded (symbol server, debuginfod): whoever runs that
-    /// server wrote the file names in it, so they must not choose local files to serve.
-    downloaded: bool,
+    /// The server its debug file was downloaded from (symbol server, debuginfod): whoever
+    /// runs it wrote the file names in it, so they must not choose local files to serve.
+    origin: Option<String>,
 }
 
 /// Modules remembered as making a parser panic (beyond that, they are tried again).
@@ -88,19 +88,24 @@ impl std::ops::Deref for LoadedModule {
 }
 
 impl LoadedModule {
-    fn new(module: Module, downloaded: bool) -> LoadedModule {
+    fn new(module: Module, origin: Option<String>) -> LoadedModule {
         LoadedModule {
             module,
             memo: Default::default(),
             memo_bytes: Default::default(),
             failed: Default::default(),
-            downloaded,
+            origin,
         }
     }
 
     /// Whether the debug file came from a remote source (see `downloaded`).
     pub fn downloaded(&self) -> bool {
-        self.downloaded
+        self.origin.is_some()
+    }
+
+    /// The server the debug file came from, if downloaded.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
     }
 
     /// Resolves ascending offsets. A panic in the format's code fails this module only.
@@ -423,7 +428,7 @@ impl SymbolStore {
                         continue;
                     }
                     self.log(|| format!("  {c:?}: using it"));
-                    let module = Rc::new(LoadedModule::new(module, false));
+                    let module = Rc::new(LoadedModule::new(module, None));
                     self.insert(debug_name, breakpad_id, module.clone());
                     return Ok(module);
                 }
@@ -439,7 +444,7 @@ impl SymbolStore {
         // 6. The profile's sidecar.
         match self.take_from_sidecar(debug_name, breakpad_id) {
             Some(Ok(module)) => {
-                let module = Rc::new(LoadedModule::new(module, false));
+                let module = Rc::new(LoadedModule::new(module, None));
                 self.insert(debug_name, breakpad_id, module.clone());
                 return Ok(module);
             }
@@ -448,8 +453,8 @@ impl SymbolStore {
         }
         // 7. Remote sources.
         match self.ask_remote(debug_name, breakpad_id, lib, &mut errors) {
-            Lookup::Found(module) => {
-                let module = Rc::new(LoadedModule::new(module, true));
+            Lookup::Found(module, server) => {
+                let module = Rc::new(LoadedModule::new(module, Some(server)));
                 self.insert(debug_name, breakpad_id, module.clone());
                 return Ok(module);
             }
@@ -459,7 +464,7 @@ impl SymbolStore {
         }
         // 8. The local file's own tables.
         if let Some(module) = fallback {
-            let module = Rc::new(LoadedModule::new(module, false));
+            let module = Rc::new(LoadedModule::new(module, None));
             self.insert(debug_name, breakpad_id, module.clone());
             return Ok(module);
         }
