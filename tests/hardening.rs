@@ -344,5 +344,7 @@ fn big_bodies_to_a_wrong_token_cost_no_memory() {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap();
-    assert!(peak_kb < 256 << 10, "peak RSS {} MiB", peak_kb >> 10);
+    // Under one body's worth (the target is 256 MiB; 8 MiB measured, 231 MiB before the
+    // token was checked at the head).
+    assert!(peak_kb < 63 << 10, "peak RSS {} MiB", peak_kb >> 10);
 }
