@@ -246,7 +246,11 @@ fn a_wrong_token_is_refused_from_the_head_with_its_body_unread() {
         let t = Instant::now();
         let status = status_of(&mut s);
         assert_eq!(status, 404, "{path}");
-        assert!(t.elapsed() < Duration::from_secs(3), "{path}: {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "{path}: {:?}",
+            t.elapsed()
+        );
         assert!(closed_after_answer(&mut s), "{path}: connection left open");
     }
     // `GET /` with a body: refused the same way (the page takes none).

@@ -66,14 +66,21 @@ fn the_browser_gets_a_private_file_and_never_the_token() {
     let started = wait_for(Duration::from_secs(20), || argv_file.exists());
     if !started {
         let _ = child.kill();
-        panic!("the browser was not started; stderr: {}", stderr.lock().unwrap());
+        panic!(
+            "the browser was not started; stderr: {}",
+            stderr.lock().unwrap()
+        );
     }
     let argv = std::fs::read_to_string(&argv_file).unwrap();
     let args: Vec<&str> = argv.lines().collect();
     assert_eq!(args.len(), 2, "{argv}");
     let page = Path::new(args[1]);
     // In the user's runtime folder (Linux) or temporary folder, readable by the user alone.
-    let home = if cfg!(target_os = "linux") { &run } else { &tmp };
+    let home = if cfg!(target_os = "linux") {
+        &run
+    } else {
+        &tmp
+    };
     assert_eq!(page.parent(), Some(home.as_path()), "{argv}");
     let mode = std::fs::metadata(page).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
@@ -84,8 +91,14 @@ fn the_browser_gets_a_private_file_and_never_the_token() {
         .nth(1)
         .and_then(|s| s.split('"').next())
         .expect("a redirect");
-    assert!(url.starts_with("https://profiler.firefox.com/from-url/"), "{url}");
-    assert!(html.contains(&format!("url={url}")), "no meta refresh: {html}");
+    assert!(
+        url.starts_with("https://profiler.firefox.com/from-url/"),
+        "{url}"
+    );
+    assert!(
+        html.contains(&format!("url={url}")),
+        "no meta refresh: {html}"
+    );
     let token = token_of(url);
     assert_eq!(token.len(), 32, "{url}");
     assert!(!argv.contains(&token), "token on the command line: {argv}");
@@ -120,7 +133,12 @@ fn the_browser_gets_a_private_file_and_never_the_token() {
     }
     assert!(!page.exists(), "{} left behind", page.display());
     let mut out = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
     assert_eq!(out, "", "stdout without --no-open");
     // The last line (the stderr thread reads it as it comes).
     wait_for(Duration::from_secs(5), || {
