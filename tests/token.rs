@@ -3,9 +3,9 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
-use std::path::Path;
+#[cfg(unix)]
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,7 @@ fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     true
 }
 
+#[cfg(unix)]
 /// The token in a profiler URL (`…symbolServer=http%3A%2F%2F…%2F<token>`).
 fn token_of(url: &str) -> String {
     let enc = url.split("symbolServer=").nth(1).expect("symbolServer");
@@ -32,7 +33,9 @@ fn token_of(url: &str) -> String {
 #[cfg(unix)]
 #[test]
 fn the_browser_gets_a_private_file_and_never_the_token() {
+    use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
     let dir = scratch("token-browser");
     let run = dir.join("run");
     let tmp = dir.join("tmp");
