@@ -156,7 +156,10 @@ pub(super) fn path_refusal(
 /// The body, read whole already by the connection's thread.
 pub(super) fn read_body(request: &mut Request) -> Result<Vec<u8>, ApiError> {
     // The announced length (at most MAX_BODY, or it was refused): no doubling as it grows.
-    let len = request.body_length().unwrap_or(0).min(super::MAX_BODY as usize);
+    let len = request
+        .body_length()
+        .unwrap_or(0)
+        .min(super::MAX_BODY as usize);
     let mut body = Vec::with_capacity(len);
     request
         .as_reader()
