@@ -4,6 +4,7 @@
 //! headers, a check of the head before any body is read (so a refused request never has
 //! its body read or a `100 Continue` sent), and the body read whole, under a deadline, by
 //! the connection's own thread: the thread that answers requests never waits on a client.
+//! The bytes of all bodies held at once are bounded too (`BodyBudget`).
 
 use std::io::{Cursor, Read};
 use std::net::{Shutdown, TcpStream};
