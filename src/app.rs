@@ -91,11 +91,17 @@ pub fn run(inv: Invocation) -> u8 {
                 crate::out!("{url}");
                 let _ = std::io::stdout().flush();
             } else {
-                if !quiet {
-                    crate::elog!("Opening {url}");
-                }
-                if let Err(e) = crate::server::open_browser(&url) {
-                    crate::elog!("warning: could not open a browser ({e}); open this URL: {url}");
+                // The token goes in no log line and no command line: the browser gets a
+                // private file that redirects to the URL (`--no-open` prints the URL).
+                match crate::server::open_browser(&url) {
+                    Ok(file) if !quiet => crate::elog!(
+                        "Opening the profiler in a browser (through {}).",
+                        file.display()
+                    ),
+                    Ok(_) => {}
+                    Err(e) => crate::elog!(
+                        "warning: could not open a browser: {e}; or run with --no-open to get the URL"
+                    ),
                 }
             }
             if !quiet {

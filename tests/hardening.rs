@@ -199,3 +199,156 @@ fn a_chunked_body_over_the_limit_is_413() {
     assert_eq!(status_of(&mut s), 413);
     server.assert_alive();
 }
+
+/// Sends a request head announcing `length` bytes of body and no byte of it.
+fn announce(server: &Server, s: &mut TcpStream, path: &str, length: u64, extra: &str) {
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {}\r\n{extra}Content-Length: {length}\r\n\r\n",
+        server.host()
+    )
+    .unwrap();
+}
+
+/// Reads what is left on `s` until the server closes it (false if it stays open).
+fn closed_after_answer(s: &mut TcpStream) -> bool {
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) => return e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    }
+}
+
+#[test]
+fn a_wrong_token_is_refused_from_the_head_with_its_body_unread() {
+    let server = Server::start(&[]);
+    let near_miss = {
+        let mut t = server.token.clone();
+        let last = if t.ends_with('0') { "1" } else { "0" };
+        t.replace_range(31.., last);
+        t
+    };
+    let wrong = [
+        format!("/{near_miss}/symbolicate/v5"),
+        format!("/{}x/symbolicate/v5", server.token),
+        "/symbolicate/v5".to_string(),
+        "/".to_string(),
+    ];
+    for path in &wrong {
+        // The body is never sent: the answer must come from the head alone (it used to
+        // wait for 60 MB, then give 408 at the deadline). No `100 Continue` either.
+        let mut s = connect(&server);
+        announce(&server, &mut s, path, 60 << 20, "Expect: 100-continue\r\n");
+        let t = Instant::now();
+        let status = status_of(&mut s);
+        assert_eq!(status, 404, "{path}");
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "{path}: {:?}",
+            t.elapsed()
+        );
+        assert!(closed_after_answer(&mut s), "{path}: connection left open");
+    }
+    // `GET /` with a body: refused the same way (the page takes none).
+    let mut s = connect(&server);
+    write!(
+        s,
+        "GET / HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n\r\n",
+        server.host(),
+        60 << 20
+    )
+    .unwrap();
+    assert_eq!(status_of(&mut s), 413);
+    // A GET outside the prefix is refused the same way; `GET /` is still the page.
+    let r = server.get(&format!("/{near_miss}/profile.json"));
+    assert_eq!(r.status, 404);
+    assert!(r.header("Access-Control-Allow-Origin").is_none());
+    assert_eq!(server.get("/").status, 200);
+    server.assert_alive();
+}
+
+#[test]
+fn bodies_in_flight_share_one_budget() {
+    let server = Server::start(&[]);
+    // Five bodies of 60 MiB announced on the right path, none sent: four fit in the
+    // 256 MiB budget, the fifth is refused at once (503, unread) instead of being read.
+    let path = server.path("/symbolicate/v5");
+    let mut conns: Vec<TcpStream> = (0..5).map(|_| connect(&server)).collect();
+    for s in &mut conns {
+        announce(&server, s, &path, 60 << 20, "");
+    }
+    let t = Instant::now();
+    let mut refused = None;
+    while refused.is_none() && t.elapsed() < Duration::from_secs(4) {
+        for (i, s) in conns.iter_mut().enumerate() {
+            s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+            let mut b = [0u8; 1];
+            let r = s.peek(&mut b);
+            if matches!(r, Ok(1)) {
+                s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                refused = Some((i, status_of(s)));
+                break;
+            }
+        }
+    }
+    let (i, status) = refused.expect("no body refused: all five are being read");
+    assert_eq!(status, 503);
+    // Small bodies do not count: normal requests go on while the budget is spent.
+    server.assert_alive();
+    // The four being read time out (408); their share of the budget comes back.
+    conns.remove(i);
+    for s in &mut conns {
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        assert_eq!(status_of(s), 408);
+    }
+    // A 60 MiB body is read again (and found not to be JSON).
+    let body = vec![b' '; 60 << 20];
+    let r = server.post("/symbolicate/v5", &body);
+    assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn big_bodies_to_a_wrong_token_cost_no_memory() {
+    let server = Server::start(&[]);
+    server.assert_alive();
+    let path = format!("/{}/symbolicate/v5", "0".repeat(32));
+    // 24 clients each send a 63 MiB body at once (1.5 GB if the server read them).
+    let threads: Vec<_> = (0..24)
+        .map(|_| {
+            let mut s = connect(&server);
+            let head = format!(
+                "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n\r\n",
+                server.host(),
+                63u64 << 20
+            );
+            std::thread::spawn(move || {
+                let chunk = vec![b'x'; 1 << 20];
+                let _ = s.write_all(head.as_bytes());
+                for _ in 0..63 {
+                    if s.write_all(&chunk).is_err() {
+                        break; // answered 404 and closed: the rest is never sent
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    server.assert_alive();
+    // The peak resident size over the whole life of the server.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    // Under one body's worth (the target is 256 MiB; 8 MiB measured, 231 MiB before the
+    // token was checked at the head).
+    assert!(peak_kb < 63 << 10, "peak RSS {} MiB", peak_kb >> 10);
+}

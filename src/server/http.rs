@@ -5,7 +5,7 @@ use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use tiny_http::{Header, Request, Response, StatusCode};
+use tiny_http::{Header, Method, Request, Response, StatusCode};
 
 use crate::api::{Answer, ApiError};
 
@@ -130,9 +130,37 @@ pub(super) fn host_refusal(headers: &[Header], allowed: &[String]) -> Option<tin
     })
 }
 
+/// The answer to a request outside the token prefix, decided from its head alone: its
+/// body is never read. `GET /` (the page saying what this is) passes when it has no body.
+pub(super) fn path_refusal(
+    method: &Method,
+    url: &str,
+    headers: &[Header],
+    token: &str,
+) -> Option<tiny_http::Refusal> {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    if super::token::under_token(path, token).is_some() {
+        return None;
+    }
+    let body = headers.iter().any(|h| {
+        h.field.equiv("Transfer-Encoding")
+            || (h.field.equiv("Content-Length") && h.value.as_str().trim() != "0")
+    });
+    match (path == "/" && *method == Method::Get, body) {
+        (true, false) => None,
+        (true, true) => Some((413, br#"{"error": "this path takes no body"}"#.to_vec())),
+        (false, _) => Some((404, br#"{"error": "not found"}"#.to_vec())),
+    }
+}
+
 /// The body, read whole already by the connection's thread.
 pub(super) fn read_body(request: &mut Request) -> Result<Vec<u8>, ApiError> {
-    let mut body = Vec::new();
+    // The announced length (at most MAX_BODY, or it was refused): no doubling as it grows.
+    let len = request
+        .body_length()
+        .unwrap_or(0)
+        .min(super::MAX_BODY as usize);
+    let mut body = Vec::with_capacity(len);
     request
         .as_reader()
         .read_to_end(&mut body)

@@ -15,16 +15,27 @@ use crate::api::{Api, ApiError};
 use crate::cli::{PortSpec, ServerOptions};
 use crate::profile::ProfileFile;
 
+mod browser;
 mod http;
 mod parked;
+mod token;
+
+pub use browser::open_browser;
+pub use token::{random_bytes, random_token};
 
 use http::{
     error_response, header, host_refusal, index_page, json_answer, json_bytes, json_response,
-    paced, preflight, read_body, send,
+    paced, path_refusal, preflight, read_body, send,
 };
 
 /// Largest request body accepted (413 beyond, the body left unread).
 pub const MAX_BODY: u64 = 64 << 20;
+/// Bodies being read or waiting to be answered, all connections together (503 beyond,
+/// the body left unread): four bodies at the limit, not 128.
+const BODIES_IN_FLIGHT: u64 = 256 << 20;
+/// Bodies this small are not counted against `BODIES_IN_FLIGHT` (128 connections hold
+/// 128 MiB of them at most): the front-end's requests go through while big ones queue.
+const UNCOUNTED_BODY: u64 = 1 << 20;
 /// Open connections at most: with two descriptors each, far below the usual limit of
 /// 1024; a new one at the cap closes the one idle longest.
 const MAX_CONNECTIONS: usize = 128;
@@ -43,29 +54,6 @@ impl fmt::Display for ServerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-/// 128 bits from the operating system's random source, as 32 hex digits (URL-safe).
-pub fn random_token() -> Result<String, ServerError> {
-    let mut bytes = [0u8; 16];
-    #[cfg(unix)]
-    {
-        let mut f = std::fs::File::open("/dev/urandom")
-            .map_err(|e| ServerError(format!("/dev/urandom: {e}")))?;
-        f.read_exact(&mut bytes)
-            .map_err(|e| ServerError(format!("/dev/urandom: {e}")))?;
-    }
-    #[cfg(not(unix))]
-    {
-        // std seeds each RandomState from the OS generator (BCryptGenRandom on Windows).
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in bytes.chunks_mut(8) {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u64(std::process::id() as u64);
-            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
-    Ok(crate::debugid::hex_lower(&bytes))
 }
 
 /// Percent-encodes everything but RFC 3986 unreserved characters.
@@ -152,6 +140,8 @@ impl Server {
             format!("[::1]:{port}"),
         ];
         let hosts = allowed_hosts.clone();
+        let token = random_token()?;
+        let secret = token.clone();
         let limits = tiny_http::Limits {
             read_timeout: opts.read_timeout,
             write_timeout: WRITE_TIMEOUT,
@@ -160,15 +150,22 @@ impl Server {
             max_headers: MAX_HEADERS,
             max_body: MAX_BODY,
             max_connections: MAX_CONNECTIONS,
-            head_check: Some(Arc::new(move |_: &Method, _: &str, headers: &[Header]| {
-                host_refusal(headers, &hosts)
-            })),
+            bodies_in_flight: BODIES_IN_FLIGHT,
+            uncounted_body: UNCOUNTED_BODY,
+            // Decided from the head, before a byte of the body is read: a stranger (wrong
+            // Host, or no token) costs no memory however big a body it announces.
+            head_check: Some(Arc::new(
+                move |method: &Method, url: &str, headers: &[Header]| {
+                    host_refusal(headers, &hosts)
+                        .or_else(|| path_refusal(method, url, headers, &secret))
+                },
+            )),
         };
         let http = tiny_http::Server::from_listener_with_limits(listener, limits)
             .map_err(|e| ServerError(format!("cannot start the HTTP server: {e}")))?;
         Ok(Server {
             http,
-            token: random_token()?,
+            token,
             local,
             allowed_hosts,
             profile,
@@ -223,15 +220,15 @@ impl Server {
     }
 
     fn serve(&mut self, mut request: Request) {
-        // The Host check, the body limit and the reading of the body were done by the
-        // connection's own thread (limits.rs in the patched tiny_http): the body is in
-        // memory here, and nothing below waits on the client but writing the answer.
+        // The Host and token checks, the body limit and the reading of the body were done
+        // by the connection's own thread (limits.rs in the patched tiny_http): the body is
+        // in memory here, and nothing below waits on the client but writing the answer.
+        // The token is checked again here all the same (in constant time).
         let url = request.url().to_string();
         let path = url.split(['?', '#']).next().unwrap_or("");
-        let prefix = format!("/{}", self.token);
-        let rest = match path.strip_prefix(&prefix) {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => rest.to_string(),
-            _ => {
+        let rest = match token::under_token(path, &self.token) {
+            Some(rest) => rest.to_string(),
+            None => {
                 let response = if path == "/" && *request.method() == Method::Get {
                     index_page(&self.profiler_url)
                 } else {
@@ -255,7 +252,8 @@ impl Server {
             self.park(request, api_path, body);
             return;
         }
-        send(request, response, path);
+        // Log lines name the path without the token.
+        send(request, response, &format!("/…{rest}"));
     }
 
     fn under_prefix(
@@ -331,34 +329,6 @@ impl Server {
     }
 }
 
-/// Opens `url` in the default browser, with the platform's own opener.
-pub fn open_browser(url: &str) -> Result<(), String> {
-    use std::process::{Command, Stdio};
-    let mut cmd = if cfg!(target_os = "macos") {
-        let mut c = Command::new("open");
-        c.arg(url);
-        c
-    } else if cfg!(windows) {
-        let mut c = Command::new("cmd");
-        c.args(["/C", "start", "", url]);
-        c
-    } else {
-        let mut c = Command::new("xdg-open");
-        c.arg(url);
-        c
-    };
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    // The opener exits once it has handed the URL over; reap it so no zombie stays for the
-    // life of the server (a thread that only waits: the loop itself never blocks on it).
-    std::thread::spawn(move || child.wait());
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,8 +339,5 @@ mod tests {
             percent_encode("http://127.0.0.1:3000/ab/profile.json?x#y%&"),
             "http%3A%2F%2F127.0.0.1%3A3000%2Fab%2Fprofile.json%3Fx%23y%25%26"
         );
-        let t = random_token().unwrap();
-        assert_eq!(t.len(), 32);
-        assert_ne!(t, random_token().unwrap());
     }
 }

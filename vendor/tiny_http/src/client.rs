@@ -10,7 +10,8 @@ use std::str::FromStr;
 use std::time::Instant;
 
 use crate::common::{HTTPVersion, Method};
-use crate::limits::{Limits, Ticket};
+use crate::limits::{BodyBudget, HeldBody, Limits, Permit, Ticket};
+use std::sync::Arc;
 use crate::util::RefinedTcpStream;
 use crate::util::{SequentialReader, SequentialReaderBuilder, SequentialWriterBuilder};
 use crate::Request;
@@ -43,6 +44,8 @@ pub struct ClientConnection {
     limits: Limits,
     ticket: Option<Ticket>,
     deadline: Instant,
+    /// PATCH: the bytes of bodies in flight, shared by all connections.
+    budget: Arc<BodyBudget>,
     pending_continue_writer: Option<crate::util::SequentialWriter<BufWriter<RefinedTcpStream>>>,
 }
 
@@ -65,6 +68,7 @@ impl ClientConnection {
         mut read_socket: RefinedTcpStream,
         limits: Limits,
         ticket: Option<Ticket>,
+        budget: Arc<BodyBudget>,
     ) -> ClientConnection {
         let remote_addr = read_socket.peer_addr();
         let secure = read_socket.secure();
@@ -82,6 +86,7 @@ impl ClientConnection {
             deadline: Instant::now() + limits.request_deadline,
             limits,
             ticket,
+            budget,
             pending_continue_writer: None,
         }
     }
@@ -95,8 +100,8 @@ impl ClientConnection {
     }
 
     /// PATCH: the whole body, read here under the request's deadline, at most `max_body`
-    /// bytes (chunked bodies included).
-    fn read_body(&mut self, headers: &[crate::Header]) -> Result<Option<Vec<u8>>, ReadError> {
+    /// bytes (chunked bodies included), and within the budget of bodies in flight.
+    fn read_body(&mut self, headers: &[crate::Header]) -> Result<Option<HeldBody>, ReadError> {
         let chunked = headers
             .iter()
             .any(|h| h.field.equiv("Transfer-Encoding"));
@@ -122,6 +127,19 @@ impl ClientConnection {
         if length.map_or(false, |l| l > max) {
             return Err(too_big());
         }
+        // Reserved before `100 Continue` and before any byte is read: a body that does not
+        // fit is refused unread.
+        let uncounted = self.limits.uncounted_body;
+        let mut permit = Permit::empty(&self.budget);
+        let busy = || {
+            let message = b"{\"error\": \"too many request bodies at once; try again later\"}";
+            ReadError::Refused(503, message.to_vec())
+        };
+        if let Some(l) = length.filter(|&l| l > uncounted) {
+            if !permit.grow_to(l) {
+                return Err(busy());
+            }
+        }
         let expects_continue = headers.iter().any(|h| {
             h.field.equiv("Expect") && h.value.as_str().eq_ignore_ascii_case("100-continue")
         });
@@ -143,7 +161,8 @@ impl ClientConnection {
                 Ok(())
             }
         };
-        let mut body = Vec::new();
+        // The announced length at once (at most `max_body`): no doubling as it grows.
+        let mut body = Vec::with_capacity(length.unwrap_or(0) as usize);
         let mut buf = [0u8; 16 << 10];
         if let Some(len) = length {
             let mut left = len;
@@ -170,9 +189,16 @@ impl ClientConnection {
                 if body.len() as u64 > max {
                     return Err(too_big());
                 }
+                let held = body.capacity() as u64;
+                if held > uncounted && !permit.grow_to(held) {
+                    return Err(busy());
+                }
             }
         }
-        Ok(Some(body))
+        Ok(Some(HeldBody {
+            data: std::io::Cursor::new(body),
+            _permit: permit,
+        }))
     }
 
     /// true if the connection is HTTPS

@@ -259,6 +259,7 @@ impl Server {
         let close_trigger = Arc::new(AtomicBool::new(false));
         let messages = MessagesQueue::with_capacity(8);
         let registry = Arc::new(limits::Registry::default());
+        let budget = limits::BodyBudget::new(limits.bodies_in_flight);
 
         let inside_close_trigger = close_trigger.clone();
         let inside_messages = messages.clone();
@@ -291,8 +292,13 @@ impl Server {
                     Connection::Unix(_) => None,
                 };
                 let (read_closable, write_closable) = util::RefinedTcpStream::new(sock);
-                let client =
-                    ClientConnection::new(write_closable, read_closable, limits.clone(), ticket);
+                let client = ClientConnection::new(
+                    write_closable,
+                    read_closable,
+                    limits.clone(),
+                    ticket,
+                    budget.clone(),
+                );
                 let messages = inside_messages.clone();
                 let mut client = Some(client);
                 tasks_pool.spawn(Box::new(move || {

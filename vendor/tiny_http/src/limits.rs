@@ -4,8 +4,11 @@
 //! headers, a check of the head before any body is read (so a refused request never has
 //! its body read or a `100 Continue` sent), and the body read whole, under a deadline, by
 //! the connection's own thread: the thread that answers requests never waits on a client.
+//! The bytes of all bodies held at once are bounded too (`BodyBudget`).
 
+use std::io::{Cursor, Read};
 use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -35,6 +38,12 @@ pub struct Limits {
     pub max_body: u64,
     /// Most connections open at once.
     pub max_connections: usize,
+    /// Most bytes of bodies being read or held, all connections together: a body that
+    /// would go over is refused (503, unread). Bodies of at most `uncounted_body` bytes do
+    /// not count (they are bounded by `max_connections` already, and a normal request must
+    /// not be refused while big ones are in flight).
+    pub bodies_in_flight: u64,
+    pub uncounted_body: u64,
     pub head_check: Option<Arc<HeadCheck>>,
 }
 
@@ -48,6 +57,8 @@ impl Default for Limits {
             max_headers: 100,
             max_body: 64 << 20,
             max_connections: 128,
+            bodies_in_flight: u64::MAX,
+            uncounted_body: 0,
             head_check: None,
         }
     }
@@ -140,5 +151,84 @@ impl Drop for Ticket {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         guard.1.retain(|e| e.id != self.id);
+    }
+}
+
+/// The bytes of bodies in flight, against `Limits::bodies_in_flight`.
+pub(crate) struct BodyBudget {
+    used: AtomicU64,
+    cap: u64,
+}
+
+impl BodyBudget {
+    pub(crate) fn new(cap: u64) -> Arc<BodyBudget> {
+        Arc::new(BodyBudget {
+            used: AtomicU64::new(0),
+            cap,
+        })
+    }
+
+    /// `n` more bytes, if they fit under the cap.
+    fn reserve(&self, n: u64) -> bool {
+        let mut cur = self.used.load(Ordering::SeqCst);
+        loop {
+            let next = match cur.checked_add(n) {
+                Some(next) if next <= self.cap => next,
+                _ => return false,
+            };
+            match self
+                .used
+                .compare_exchange(cur, next, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+/// Bytes a body holds of the budget; given back when dropped.
+pub(crate) struct Permit {
+    budget: Arc<BodyBudget>,
+    bytes: u64,
+}
+
+impl Permit {
+    pub(crate) fn empty(budget: &Arc<BodyBudget>) -> Permit {
+        Permit {
+            budget: budget.clone(),
+            bytes: 0,
+        }
+    }
+
+    /// Holds `total` bytes in all; false (holding what it held) if they do not fit.
+    pub(crate) fn grow_to(&mut self, total: u64) -> bool {
+        if total <= self.bytes {
+            return true;
+        }
+        if !self.budget.reserve(total - self.bytes) {
+            return false;
+        }
+        self.bytes = total;
+        true
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.budget.used.fetch_sub(self.bytes, Ordering::SeqCst);
+    }
+}
+
+/// A body read whole, with its share of the budget: the share goes back when the request
+/// (which owns this reader) is dropped, that is once it is answered.
+pub(crate) struct HeldBody {
+    pub(crate) data: Cursor<Vec<u8>>,
+    pub(crate) _permit: Permit,
+}
+
+impl Read for HeldBody {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.data.read(buf)
     }
 }

@@ -135,7 +135,7 @@ pub fn new_request<R, W>(
     remote_addr: Option<SocketAddr>,
     mut source_data: R,
     writer: W,
-    body: Option<Vec<u8>>,
+    body: Option<crate::limits::HeldBody>,
 ) -> Result<Request, RequestCreationError>
 where
     R: Read + Send + 'static,
@@ -189,7 +189,7 @@ where
     // PATCH: a body read whole by the connection (and `100 Continue` sent there).
     let expects_continue = expects_continue && body.is_none();
     let reader = if let Some(body) = body {
-        Box::new(Cursor::new(body)) as Box<dyn Read + Send + 'static>
+        Box::new(body) as Box<dyn Read + Send + 'static>
     } else if connection_upgrade {
         // if we have a `Connection: upgrade`, always keeping the whole reader
         Box::new(source_data) as Box<dyn Read + Send + 'static>

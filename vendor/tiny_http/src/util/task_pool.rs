@@ -69,7 +69,11 @@ impl TaskPool {
     pub fn spawn(&self, code: Box<dyn FnMut() + Send>) {
         let mut queue = self.sharing.todo.lock().unwrap();
 
-        if self.sharing.waiting_tasks.load(Ordering::Acquire) == 0 {
+        // PATCH: an idle thread counts as idle until it has woken and taken the lock, so
+        // tasks queued meanwhile already have it; with `== 0` a burst of connections
+        // queued one more task than there were idle threads, and that connection waited
+        // (up to the request deadline) for a busy thread to finish.
+        if self.sharing.waiting_tasks.load(Ordering::Acquire) <= queue.len() {
             self.add_thread(Some(code));
         } else {
             queue.push_back(code);
