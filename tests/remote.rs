@@ -1770,10 +1770,16 @@ fn stripped_local_files_are_named_from_the_symbol_servers() {
     // Each module's line says which server answered.
     let stderr = server.stderr();
     assert!(
-        stderr.contains(&format!("libmathlib.so: Breakpad symbols (from {})", tecken.url())),
+        stderr.contains(&format!(
+            "libmathlib.so: Breakpad symbols (from {})",
+            tecken.url()
+        )),
         "{stderr}"
     );
-    assert!(stderr.contains(&format!("(from {})", symsrv.url())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("(from {})", symsrv.url())),
+        "{stderr}"
+    );
     drop(server);
 
     // Again with every server refused: the same answers from the cache.
