@@ -272,3 +272,51 @@ fn shared_corpus_profiles_symbolicate() {
     with_shared_corpus(corpus_linux_profile_symbolicates_from_its_lib_paths);
     with_shared_corpus(corpus_macos_and_windows_profiles_symbolicate_from_their_lib_paths);
 }
+
+/// Polls the server's stderr until it holds `needle` (the profile is checked beside the
+/// loop, right after the URL is printed); gives up after 10 s.
+fn stderr_with(server: &Server, needle: &str) -> String {
+    let t = std::time::Instant::now();
+    loop {
+        let s = server.stderr();
+        if s.contains(needle) || t.elapsed() > std::time::Duration::from_secs(10) {
+            return s;
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn a_broken_or_odd_profile_is_served_with_one_warning_naming_the_problem() {
+    let dir = scratch("odd-profiles");
+    // JSON, but no profile: neither `meta` nor `libs`/`threads`.
+    let odd = dir.join("hello.json");
+    std::fs::write(&odd, br#"{"hello":"world"}"#).unwrap();
+    let server = Server::start(&[odd.to_str().unwrap()]);
+    assert_eq!(
+        server.get(&server.path("/profile.json")).body,
+        br#"{"hello":"world"}"#
+    );
+    let s = stderr_with(&server, "`meta`");
+    assert_eq!(s.matches("warning: profile").count(), 1, "{s}");
+    assert!(s.contains("neither `meta` nor `libs`/`threads`"), "{s}");
+    server.assert_alive();
+    drop(server);
+    // A gzipped profile cut short (an interrupted download), without any request.
+    let text = std::fs::read(corpus().join("profiles/gecko-profile-linux.json")).unwrap();
+    let mut padded: Value = serde_json::from_slice(&text).unwrap();
+    padded["pad"] = json!(
+        (0..200_000u64)
+            .map(|i| i.wrapping_mul(2_654_435_761) % 1_000_003)
+            .collect::<Vec<_>>()
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &serde_json::to_vec(&padded).unwrap()).unwrap();
+    let gz = gz.finish().unwrap();
+    let cut = dir.join("cut.json.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    let server = Server::start(&[cut.to_str().unwrap()]);
+    let s = stderr_with(&server, "gzip stream ended early");
+    assert!(s.contains("gzip stream ended early"), "{s}");
+    server.assert_alive();
+}

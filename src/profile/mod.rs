@@ -53,6 +53,28 @@ fn read_some(r: &mut dyn Read, buf: &mut [u8]) -> usize {
     n
 }
 
+/// A gzip reader whose errors say what they mean for a profile: flate2's "incomplete
+/// deflate stream" is a file cut short (an interrupted download or copy).
+struct GzipErrors<R>(R);
+
+impl<R: Read> Read for GzipErrors<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            let text = e.to_string();
+            if e.kind() == io::ErrorKind::UnexpectedEof || text.contains("incomplete") {
+                io::Error::new(
+                    e.kind(),
+                    "the gzip stream ended early (is the file truncated?)",
+                )
+            } else if text.contains("deflate") || e.kind() == io::ErrorKind::InvalidInput {
+                io::Error::new(e.kind(), format!("the gzip stream is corrupt ({text})"))
+            } else {
+                e
+            }
+        })
+    }
+}
+
 impl ProfileFile {
     /// Checks the file can be read and whether it is gzipped (by its magic bytes).
     pub fn open(path: &Path) -> Result<ProfileFile, ProfileError> {
@@ -124,7 +146,7 @@ impl ProfileFile {
         Ok(if self.gzipped {
             Box::new(io::BufReader::with_capacity(
                 1 << 16,
-                flate2::read::MultiGzDecoder::new(f),
+                GzipErrors(flate2::read::MultiGzDecoder::new(f)),
             ))
         } else {
             Box::new(f)

@@ -220,8 +220,12 @@ fn process<R: Read>(
         ..Default::default()
     });
     let mut first = true;
+    // Whether the root looks like a profile at all (`meta`, `libs`, `threads`).
+    let (mut meta, mut libs_or_threads) = (false, false);
     while let Some(key) = next_key(inp, first)? {
         first = false;
+        meta |= key == b"meta";
+        libs_or_threads |= key == b"libs" || key == b"threads";
         match key.as_slice() {
             b"libs" => {
                 libs(inp, &mut out[index].libs, budget)?;
@@ -240,6 +244,9 @@ fn process<R: Read>(
             }
             _ => inp.skip_value()?,
         }
+    }
+    if path.is_empty() && !meta && !libs_or_threads {
+        return Err("the top level has neither `meta` nor `libs`/`threads`".into());
     }
     Ok(false)
 }
