@@ -158,6 +158,7 @@ pub fn symbolicate(
     store.fetch_all(&wanted);
     // Resolve, one ascending pass per module.
     let mut summary = Vec::new();
+    let mut advisor = crate::hint::Advisor::default();
     for ((name, _), work) in modules.iter_mut() {
         let offsets: Vec<u64> = work.offsets.iter().copied().collect();
         match store.module(name, &work.lib.breakpad_id, Some(&work.lib)) {
@@ -170,21 +171,27 @@ pub fn symbolicate(
                     }
                 };
                 let n = work.results.iter().filter(|r| r.is_some()).count();
-                summary.push(format!(
-                    "  found   {name}: {n} of {} addresses; {}",
-                    offsets.len(),
-                    crate::hint::found(name, &module, module.origin(), Some(&work.lib))
-                ));
+                let (line, advice) = crate::hint::found(
+                    name,
+                    &module,
+                    module.origin(),
+                    Some(&work.lib),
+                    store.verbose(),
+                );
+                if let Some(kind) = advice {
+                    advisor.note(kind, name);
+                }
+                summary.push(format!("  {line} ({n} of {} addresses)", offsets.len()));
             }
             Err(errors) => {
-                let why = errors
-                    .first()
-                    .map_or(String::new(), |e| format!("{} ({})", e.message, e.kind));
+                let (line, advice) =
+                    crate::hint::missing(name, &errors, Some(&work.lib), store.verbose());
+                if let Some(kind) = advice {
+                    advisor.note(kind, name);
+                }
                 summary.push(format!(
-                    "  missing {name}: {} addresses left as they are; {} candidate(s) tried, first: {why}; {}",
-                    offsets.len(),
-                    errors.len(),
-                    crate::hint::missing(name, &errors, Some(&work.lib))
+                    "  {line} ({} addresses left as they are)",
+                    offsets.len()
                 ));
             }
         }
@@ -269,7 +276,7 @@ pub fn symbolicate(
             modules.len(),
             started.elapsed().as_secs_f64()
         );
-        for line in &summary {
+        for line in summary.iter().chain(&advisor.take_lines()) {
             crate::elog!("{line}");
         }
         if let Some(out) = output {

@@ -1,106 +1,339 @@
-//! One line per module for the user: where its symbols came from, or what was tried and
-//! how to get better ones. Without it an unnamed library gives no clue why.
+//! What the user reads about each module on stderr: one short line per module (where its
+//! symbols came from, or the cause when there are none), and, once per kind of problem,
+//! what to do about it, for all the modules it concerns. A screen of repeated advice is
+//! read by nobody; `-v` gives each module its full commands and every candidate tried.
 
+use std::collections::BTreeMap;
+
+use crate::log::shell_quote;
 use crate::profile::libs::Lib;
 use crate::resolve::{LoadError, Module};
 
-/// The platform a module belongs to, guessed from its names (for the advice only).
-#[derive(PartialEq)]
-enum Platform {
+/// Where a module without debug info comes from, which decides what can help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Advice {
+    /// Firefox itself (libxul, XUL, xul.dll, firefox): Mozilla's symbol server has it.
+    Firefox,
+    /// A Linux distribution's package: its debug package, or debuginfod.
+    DistroPackage,
+    /// Windows: the PDB beside the DLL, a symstore, Microsoft's symbol server.
     Windows,
+    /// macOS: the dSYM bundle.
     Mac,
-    Linux,
+    /// Something built on this machine (outside the system folders): a build with symbols.
+    LocalBuild,
 }
 
-fn platform(debug_name: &str, lib: Option<&Lib>) -> Platform {
-    let path = lib.and_then(|l| l.path.as_deref()).unwrap_or("");
+fn path_of<'a>(lib: Option<&'a Lib>, file: Option<&'a std::path::Path>) -> Option<String> {
+    lib.and_then(|l| l.path.clone())
+        .or_else(|| file.map(|f| f.display().to_string()))
+}
+
+/// The kind of advice that fits a module without debug info.
+pub fn advice_for(debug_name: &str, lib: Option<&Lib>, file: Option<&std::path::Path>) -> Advice {
+    let path = path_of(lib, file).unwrap_or_default();
+    let name = lib
+        .and_then(|l| l.name.as_deref())
+        .unwrap_or(debug_name)
+        .to_ascii_lowercase();
     let lower = debug_name.to_ascii_lowercase();
-    if lower.ends_with(".pdb") || lower.ends_with(".dll") || lower.ends_with(".exe") {
-        Platform::Windows
+    let firefox_names = [
+        "libxul.so",
+        "xul",
+        "xul.pdb",
+        "xul.dll",
+        "firefox",
+        "firefox.exe",
+    ];
+    if firefox_names.contains(&name.as_str())
+        || firefox_names.contains(&lower.as_str())
+        || path.to_ascii_lowercase().contains("firefox")
+    {
+        Advice::Firefox
+    } else if lower.ends_with(".pdb") || lower.ends_with(".dll") || lower.ends_with(".exe") {
+        Advice::Windows
     } else if lower.ends_with(".dylib")
         || path.contains(".app/")
         || path.contains(".framework/")
         || path.starts_with("/System/")
+        || path.starts_with("/usr/lib/system/")
     {
-        Platform::Mac
+        Advice::Mac
+    } else if ["/usr/", "/lib/", "/lib64/", "/lib32/", "/bin/", "/sbin/"]
+        .iter()
+        .any(|p| path.starts_with(p))
+    {
+        Advice::DistroPackage
     } else {
-        Platform::Linux
+        Advice::LocalBuild
     }
 }
 
-/// How to get full debug info for a module, in one sentence.
-/// `file`: the binary, when known from where it was found.
-fn advice(debug_name: &str, lib: Option<&Lib>, file: Option<&std::path::Path>) -> String {
-    let path = lib
-        .and_then(|l| l.path.clone())
-        .or_else(|| file.map(|f| f.display().to_string()))
-        .unwrap_or_else(|| debug_name.to_string());
+/// How to get debug info for one module: the full commands (`-v`).
+fn module_advice(
+    debug_name: &str,
+    kind: Advice,
+    lib: Option<&Lib>,
+    file: Option<&std::path::Path>,
+) -> String {
     // It stands inside commands the user may paste.
-    let path = crate::log::shell_quote(&path);
-    match platform(debug_name, lib) {
-        Platform::Windows => format!(
-            "for its PDB pass --windows-symbol-path (a symstore, or srv*CACHE*URL whose cache was \
-             filled by a symbol server), --symbols-zip/--breakpad-symbol-dir, or put {debug_name} beside the DLL"
+    let path = path_of(lib, file).unwrap_or_else(|| debug_name.to_string());
+    let path = shell_quote(&path);
+    match kind {
+        Advice::Firefox => "pass --breakpad-symbol-server https://symbols.mozilla.org/ (or \
+             --symbols-zip with the build's crashreporter-symbols.zip)"
+            .to_string(),
+        Advice::Windows => format!(
+            "put {debug_name} beside the DLL, pass --windows-symbol-path (a symstore), or \
+             --windows-symbol-server https://msdl.microsoft.com/download/symbols for Windows' own DLLs"
         ),
-        Platform::Mac => format!(
-            "for its dSYM pass --symbol-dir DIR holding {debug_name}.dSYM (or set the lib's debugPath)"
-        ),
-        Platform::Linux => format!(
+        Advice::Mac => format!("pass --symbol-dir DIR holding {debug_name}.dSYM"),
+        Advice::DistroPackage => format!(
             "install its debug package (Debian/Ubuntu: apt install $(dpkg -S {path} | cut -d: -f1)-dbgsym, \
              with the debug archive enabled; Fedora: dnf debuginfo-install $(rpm -qf {path})), \
-             or with DEBUGINFOD_URLS set fetch it with debuginfod-find debuginfo {path} and copy it to \
-             DIR/.build-id/xx/rest.debug for --symbol-dir DIR, or pass --breakpad-symbol-dir/--symbols-zip"
+             or set DEBUGINFOD_URLS (debuginfod-find debuginfo {path} shows whether a server has it)"
         ),
+        Advice::LocalBuild => {
+            "build it with debug info (-g) and keep the debug files, or pass --symbol-dir DIR holding them"
+                .to_string()
+        }
     }
 }
 
-/// Where a found module's symbols come from, and advice when they are thin.
-/// `origin`: the server the debug file was downloaded from.
-pub fn found(debug_name: &str, module: &Module, origin: Option<&str>, lib: Option<&Lib>) -> String {
-    let line = match module {
-        Module::Native(m) if m.dwarf.is_some() => {
-            format!("{debug_name}: DWARF from {}", m.debug_file.display())
+/// The one line said for all modules of a kind.
+fn grouped_advice(kind: Advice, names: &[String]) -> String {
+    let n = names.len();
+    let mut shown = names.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if n > 3 {
+        shown.push_str(", …");
+    }
+    let what = if n == 1 {
+        "1 library has".to_string()
+    } else {
+        format!("{n} libraries have")
+    };
+    let todo = match kind {
+        Advice::Firefox => "pass --breakpad-symbol-server https://symbols.mozilla.org/",
+        Advice::DistroPackage => "install their -dbgsym packages, or set DEBUGINFOD_URLS",
+        Advice::Windows => "put their PDBs beside them or pass --windows-symbol-server URL",
+        Advice::Mac => "pass --symbol-dir DIR holding their .dSYM bundles",
+        Advice::LocalBuild => "build them with -g, or pass --symbol-dir DIR with their debug files",
+    };
+    format!("{what} no debug info here ({shown}): {todo} (-v: how)")
+}
+
+/// Collects the modules that lack debug info, and says the advice for each kind once.
+#[derive(Default)]
+pub struct Advisor {
+    waiting: BTreeMap<Advice, Vec<String>>,
+    told: BTreeMap<Advice, usize>,
+}
+
+impl Advisor {
+    pub fn note(&mut self, kind: Advice, debug_name: &str) {
+        self.waiting
+            .entry(kind)
+            .or_default()
+            .push(debug_name.to_string());
+    }
+
+    /// The grouped lines for kinds not told yet (a kind is told once per run).
+    pub fn take_lines(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (kind, names) in std::mem::take(&mut self.waiting) {
+            if let std::collections::btree_map::Entry::Vacant(e) = self.told.entry(kind) {
+                e.insert(names.len());
+                out.push(grouped_advice(kind, &names));
+            }
         }
+        out
+    }
+}
+
+/// Where a found module's symbols come from, in one line; `Some(kind)` when it has no
+/// debug info (for the [`Advisor`]). `origin`: the server it was downloaded from. With
+/// `verbose`, the module's own advice follows.
+pub fn found(
+    debug_name: &str,
+    module: &Module,
+    origin: Option<&str>,
+    lib: Option<&Lib>,
+    verbose: bool,
+) -> (String, Option<Advice>) {
+    let (line, kind) = match module {
+        Module::Native(m) if m.dwarf.is_some() => (
+            format!("{debug_name}: DWARF from {}", m.debug_file.display()),
+            None,
+        ),
         Module::Native(m) => {
             let what = if m.symbols.named() > 0 {
-                "symbol table and unwind tables"
+                "names from its symbol table"
             } else if !m.symbols.is_empty() {
-                "unwind tables only (functions named fun_<offset>)"
+                "functions from unwind tables only (fun_<offset>)"
             } else {
-                "no symbols"
+                "no symbols either"
             };
-            format!(
-                "{debug_name}: {what} of {}, no file/line; {}",
-                m.debug_file.display(),
-                advice(debug_name, lib, Some(&m.debug_file))
-            )
+            let kind = advice_for(debug_name, lib, Some(&m.debug_file));
+            let mut line = format!(
+                "{debug_name}: no debug info in {}; {what}",
+                m.debug_file.display()
+            );
+            if verbose {
+                line += "; ";
+                line += &module_advice(debug_name, kind, lib, Some(&m.debug_file));
+            }
+            (line, Some(kind))
         }
-        Module::Pdb(m) => format!("{debug_name}: PDB {}", m.path.display()),
-        Module::Breakpad(_) => format!("{debug_name}: Breakpad symbols"),
-        Module::Sidecar(_) => format!("{debug_name}: the profile's .syms.json sidecar"),
+        Module::Pdb(m) => (format!("{debug_name}: PDB {}", m.path.display()), None),
+        Module::Breakpad(_) => (format!("{debug_name}: Breakpad symbols"), None),
+        Module::Sidecar(_) => (
+            format!("{debug_name}: the profile's .syms.json sidecar"),
+            None,
+        ),
     };
-    match origin {
+    let line = match origin {
         Some(server) => format!("{line} (from {server})"),
         None => line,
-    }
+    };
+    // A companion that was looked for and not usable (a dwz file, a debuglink whose CRC
+    // differs) changes what the user sees: said on the same line.
+    let line = match module.warnings().first() {
+        Some(w) => format!("{line}; {}", w.message),
+        None => line,
+    };
+    (line, kind)
 }
 
-/// What was tried for a module without symbols, and how to get them.
-pub fn missing(debug_name: &str, errors: &[LoadError], lib: Option<&Lib>) -> String {
-    let tried: Vec<String> = errors
+/// Why a module has no symbols, cause first, in one line; `Some(kind)` when advice can
+/// help (not for a file of another build). With `verbose`, every candidate and the
+/// module's own advice.
+pub fn missing(
+    debug_name: &str,
+    errors: &[LoadError],
+    lib: Option<&Lib>,
+    verbose: bool,
+) -> (String, Option<Advice>) {
+    let not_found = |e: &&LoadError| matches!(e.kind, "NotFound" | "NoCandidates");
+    // A file of another build: nothing to install, the profile is older than the build.
+    if let Some(e) = errors
         .iter()
-        .take(3)
-        .map(|e| format!("{} ({})", e.message, e.kind))
-        .collect();
-    let more = errors.len().saturating_sub(3);
-    let more = if more > 0 {
-        format!(" and {more} more (-v lists them)")
-    } else {
-        String::new()
+        .find(|e| matches!(e.kind, "UnmatchedDebugId" | "NoMatchMultiArch"))
+    {
+        return (format!("{debug_name}: {}", e.message), None);
+    }
+    let kind = advice_for(debug_name, lib, None);
+    let mut line = match errors.iter().find(|e| !not_found(e)) {
+        // Something was there but could not be used (not an object file, corrupt,
+        // refused): that is what the user can act on.
+        Some(e) => format!("{debug_name}: {} ({})", e.message, e.kind),
+        None => {
+            let looked = errors.len();
+            let first = errors.first().map(|e| {
+                e.message
+                    .split(": ")
+                    .next()
+                    .unwrap_or(&e.message)
+                    .to_string()
+            });
+            match (first, looked) {
+                (Some(first), 1) => format!("{debug_name}: not found (looked at {first})"),
+                (Some(first), n) => format!(
+                    "{debug_name}: not found (looked at {first} and {} more places; -v lists them)",
+                    n - 1
+                ),
+                (None, _) => format!("{debug_name}: not found"),
+            }
+        }
     };
-    format!(
-        "{debug_name}: no symbols; tried {}{more}; {}",
-        tried.join(", "),
-        advice(debug_name, lib, None)
-    )
+    if verbose {
+        let tried: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{} ({})", e.message, e.kind))
+            .collect();
+        line += &format!(
+            "; tried {}; {}",
+            tried.join(", "),
+            module_advice(debug_name, kind, lib, None)
+        );
+    }
+    (line, Some(kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lib(path: &str) -> Lib {
+        Lib {
+            path: Some(path.to_string()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn advice_fits_where_a_module_comes_from() {
+        let kind = |name: &str, path: &str| advice_for(name, Some(&lib(path)), None);
+        assert_eq!(kind("libxul.so", "/opt/firefox/libxul.so"), Advice::Firefox);
+        assert_eq!(
+            kind("xul.pdb", r"C:\Program Files\Mozilla Firefox\xul.dll"),
+            Advice::Firefox
+        );
+        assert_eq!(
+            kind("libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+            Advice::DistroPackage
+        );
+        assert_eq!(
+            kind("ntdll.pdb", r"C:\Windows\System32\ntdll.dll"),
+            Advice::Windows
+        );
+        assert_eq!(
+            kind(
+                "libsystem_kernel.dylib",
+                "/usr/lib/system/libsystem_kernel.dylib"
+            ),
+            Advice::Mac
+        );
+        assert_eq!(kind("example", "/home/me/src/example"), Advice::LocalBuild);
+    }
+
+    #[test]
+    fn a_rebuilt_file_is_said_first_and_gets_no_install_advice() {
+        let errors = [
+            LoadError::new("NotFound", std::path::Path::new("/x/example.debug"), "No such file"),
+            LoadError {
+                kind: "UnmatchedDebugId",
+                message: "the file at /x/example has debug ID A, the profile wants B (rebuilt since the profile was recorded?)".into(),
+            },
+        ];
+        let (line, kind) = missing("example", &errors, Some(&lib("/x/example")), false);
+        assert!(
+            line.starts_with("example: the file at /x/example has debug ID A"),
+            "{line}"
+        );
+        assert!(kind.is_none());
+        assert!(
+            !line.contains("apt") && !line.contains("debuginfod"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn advice_is_grouped_and_said_once() {
+        let mut a = Advisor::default();
+        for n in ["libc.so.6", "libm.so.6", "libz.so.1", "libgcc_s.so.1"] {
+            a.note(Advice::DistroPackage, n);
+        }
+        let lines = a.take_lines();
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].starts_with(
+                "4 libraries have no debug info here (libc.so.6, libm.so.6, libz.so.1, …)"
+            ),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].len() < 160, "{}", lines[0]);
+        a.note(Advice::DistroPackage, "libx.so");
+        assert!(a.take_lines().is_empty());
+    }
 }

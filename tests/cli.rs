@@ -260,9 +260,9 @@ fn missing_symbol_folders_and_zips_are_named_at_start() {
 fn printed_advice_quotes_paths_and_escapes_control_characters() {
     let dir = scratch("cli-advice-quoting");
     let marker = dir.join("PWNED");
+    // Under /usr: a distribution's library, whose advice names package commands.
     let path = format!(
-        "{}/lib$(touch {})'`id`.so\x1b]0;title\x07\x1b[2J",
-        dir.display(),
+        "/usr/lib/pss-no-such-dir/lib$(touch {})'`id`.so\x1b]0;title\x07\x1b[2J",
         marker.display()
     );
     let profile = dir.join("profile.json");
@@ -272,8 +272,10 @@ fn printed_advice_quotes_paths_and_escapes_control_characters() {
     let doc = serde_json::json!({"meta": {"version": 27, "interval": 1}, "libs": [lib],
         "threads": [{"stringTable": ["0x1010"]}], "processes": []});
     std::fs::write(&profile, doc.to_string()).unwrap();
+    // -v: each module's own advice, with its commands.
     let o = run(&[
         "symbolicate",
+        "-v",
         profile.to_str().unwrap(),
         "-o",
         dir.join("out.json").to_str().unwrap(),

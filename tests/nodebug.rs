@@ -257,8 +257,9 @@ rm mini.debug
     assert!(locals.iter().any(|l| l.2 == "helper2"));
 }
 
-/// One stderr line per module says where its symbols came from and how to get better
-/// ones; `-v` lists the build-ID paths looked at; `-q` silences both.
+/// One short stderr line per module says where its symbols came from, one grouped line
+/// how to get better ones; `-v` lists the build-ID paths looked at and the module's own
+/// advice; `-q` silences all.
 #[test]
 fn stderr_says_where_symbols_came_from() {
     use std::io::Write;
@@ -289,15 +290,28 @@ fn stderr_says_where_symbols_came_from() {
         .lines()
         .find(|l| l.starts_with("hinted: "))
         .unwrap_or_else(|| panic!("no line for the module in {normal:?}"));
-    assert!(line.contains("symbol table and unwind tables"), "{line}");
     assert!(
-        line.contains("-dbgsym") && line.contains("debuginfo-install"),
+        line.contains("no debug info in") && line.contains("names from its symbol table"),
         "{line}"
     );
-    assert!(line.contains("DEBUGINFOD_URLS"), "{line}");
+    // What to do is said once, for all such modules, on a line of its own; -v gives the
+    // module's own commands.
+    assert!(!line.contains("dbgsym"), "{line}");
+    let grouped = normal
+        .lines()
+        .find(|l| l.contains("no debug info here (hinted)"))
+        .unwrap_or_else(|| panic!("no grouped advice in {normal:?}"));
+    assert!(grouped.contains("--symbol-dir"), "{grouped}");
+    for l in normal.lines() {
+        assert!(l.chars().count() <= 160, "over 160 characters: {l}");
+    }
     let verbose = stderr(&["-v"]);
     assert!(
         verbose.contains("/usr/lib/debug/.build-id/") && verbose.contains("no file (by build ID)"),
+        "{verbose}"
+    );
+    assert!(
+        verbose.contains("build it with debug info (-g)"),
         "{verbose}"
     );
     assert_eq!(stderr(&["-q"]), "");
@@ -416,4 +430,96 @@ fn stripped_library_names_dt_init() {
     let frame = &ask(&lib, &[init - base])[0];
     assert_eq!(frame["function"], "_init", "{frame}");
     assert_eq!(start_of(frame), Some(init - base));
+}
+
+/// This machine's own stripped libraries (as a profile recorded here without debug
+/// packages lists them): one short line per module, the advice grouped, no dwz warning.
+#[test]
+fn system_libraries_without_debug_packages_get_one_short_line_each() {
+    let dir = scratch("nodebug-system");
+    let Ok(entries) = std::fs::read_dir("/usr/lib/x86_64-linux-gnu") else {
+        eprintln!("SKIPPED system_libraries_…: no /usr/lib/x86_64-linux-gnu");
+        return;
+    };
+    let mut libs = Vec::new();
+    let mut names: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains(".so.") && p.is_file())
+        .collect();
+    names.sort();
+    for path in names {
+        if libs.len() == 25 {
+            break;
+        }
+        // Skip libraries with debug files installed: the case is "no debug packages".
+        let Some(notes) = tool("readelf", &["-n", path.to_str().unwrap()], &dir) else {
+            continue;
+        };
+        let Some(hex) = notes
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        else {
+            continue;
+        };
+        let hex = hex.trim();
+        let installed = Path::new("/usr/lib/debug/.build-id")
+            .join(&hex[..2])
+            .join(format!("{}.debug", &hex[2..]));
+        if installed.exists() {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        libs.push(
+            json!({"name": name, "debugName": name, "path": path, "debugPath": path,
+            "breakpadId": elf_debug_id(&path), "start": 0x1000_0000u64 * (libs.len() as u64 + 1),
+            "end": 0x1000_0000u64 * (libs.len() as u64 + 1) + 0x100_0000, "offset": 0}),
+        );
+    }
+    if libs.len() < 5 {
+        eprintln!("SKIPPED system_libraries_…: fewer than 5 stripped libraries found");
+        return;
+    }
+    // One frame per lib, a little into its code.
+    let strings: Vec<String> = (0..libs.len())
+        .map(|i| format!("0x{:x}", 0x1000_0000u64 * (i as u64 + 1) + 0x2000))
+        .collect();
+    let profile = dir.join("profile.json");
+    let doc = json!({"meta": {"version": 27, "interval": 1}, "libs": libs,
+        "threads": [{"stringTable": strings}], "processes": []});
+    std::fs::write(&profile, doc.to_string()).unwrap();
+    let out = Command::new(common::BIN)
+        .args(["symbolicate", profile.to_str().unwrap(), "-o"])
+        .arg(dir.join("out.json"))
+        .env_remove("DEBUGINFOD_URLS")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    // The summary, one line per module, the grouped advice, the output written.
+    assert!(
+        lines.len() <= libs.len() + 4,
+        "{} lines:\n{stderr}",
+        lines.len()
+    );
+    for l in &lines {
+        assert!(l.chars().count() <= 200, "long line: {l}");
+        assert!(!l.contains("dwz"), "{l}");
+    }
+    let grouped: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains("no debug info here"))
+        .collect();
+    assert_eq!(grouped.len(), 1, "{stderr}");
+    assert!(
+        grouped[0].contains("-dbgsym") && grouped[0].contains("DEBUGINFOD_URLS"),
+        "{stderr}"
+    );
+    eprintln!(
+        "{} libraries, {} stderr lines, longest {}",
+        libs.len(),
+        lines.len(),
+        lines.iter().map(|l| l.chars().count()).max().unwrap_or(0)
+    );
 }

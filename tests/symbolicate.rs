@@ -54,7 +54,7 @@ fn corpus_profile_strings_match_the_ground_truth() {
     );
     let summary = String::from_utf8_lossy(&o.stderr);
     assert!(
-        summary.contains("found") && summary.contains("addresses resolved"),
+        summary.contains("DWARF from") && summary.contains("addresses resolved"),
         "{summary}"
     );
 

@@ -70,6 +70,8 @@ pub struct Api {
     quiet: bool,
     /// Modules whose symbol source was reported on stderr already.
     told: BTreeSet<(String, String)>,
+    /// Advice for modules without debug info, said once per kind.
+    advisor: crate::hint::Advisor,
 }
 
 impl Api {
@@ -107,6 +109,7 @@ impl Api {
             libs: None,
             quiet,
             told: BTreeSet::new(),
+            advisor: Default::default(),
         }
     }
 

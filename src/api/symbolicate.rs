@@ -41,16 +41,16 @@ impl Api {
                 .as_ref()
                 .is_err_and(|errors| errors.iter().any(|e| e.kind == "DownloadPending"));
             if !self.quiet && !waiting && self.told.insert((name.to_string(), id.to_string())) {
-                match &answer {
+                let verbose = self.store.verbose();
+                let (line, advice) = match &answer {
                     Ok(module) => {
-                        crate::elog!(
-                            "{}",
-                            crate::hint::found(name, module, module.origin(), lib.as_ref())
-                        )
+                        crate::hint::found(name, module, module.origin(), lib.as_ref(), verbose)
                     }
-                    Err(errors) => {
-                        crate::elog!("{}", crate::hint::missing(name, errors, lib.as_ref()))
-                    }
+                    Err(errors) => crate::hint::missing(name, errors, lib.as_ref(), verbose),
+                };
+                crate::elog!("{line}");
+                if let Some(kind) = advice {
+                    self.advisor.note(kind, name);
                 }
             }
             let answer = match answer {
@@ -61,6 +61,10 @@ impl Api {
                 Err(errors) => ModuleAnswer::Missing(errors),
             };
             answers.insert((name, id), answer);
+        }
+        // What to do about modules without debug info: once per kind, after their lines.
+        for line in self.advisor.take_lines() {
+            crate::elog!("{line}");
         }
         // Written straight to text, each frame's remembered text spliced in, not copied: a
         // tree of values for 100 000 frames with their inline chains cost more than the

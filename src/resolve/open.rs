@@ -18,11 +18,14 @@ pub fn check_id(path: &Path, found: &str, want: &str) -> Result<(), LoadError> {
     if debugid::same_id(found, want) {
         Ok(())
     } else {
-        Err(LoadError::new(
-            "UnmatchedDebugId",
-            path,
-            format!("its debug ID is {found}, the request is for {want}"),
-        ))
+        // The commonest failure (a rebuild since the profile was recorded): the cause first.
+        Err(LoadError {
+            kind: "UnmatchedDebugId",
+            message: format!(
+                "the file at {} has debug ID {found}, the profile wants {want} (rebuilt since the profile was recorded?)",
+                path.display()
+            ),
+        })
     }
 }
 

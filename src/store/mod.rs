@@ -219,6 +219,11 @@ pub struct SymbolStore {
 
 /// A name that is safe to join to a folder: no separators, no parent references.
 impl SymbolStore {
+    /// Whether `-v` was given (every candidate and the full advice on stderr).
+    pub fn verbose(&self) -> bool {
+        self.opts.verbose
+    }
+
     pub fn new(opts: SymbolOptions, nt_symbol_path: Option<String>) -> SymbolStore {
         let mut symstores = Vec::new();
         let mut server_caches = Vec::new();

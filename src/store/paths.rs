@@ -41,9 +41,47 @@ pub fn parse_symbol_path(value: &str) -> (Vec<PathBuf>, Vec<String>) {
     (local, remote)
 }
 
-/// `<path>.dSYM/Contents/Resources/DWARF/<file name of path>`.
+/// `<path>.dSYM/Contents/Resources/DWARF/<file name of path>`, for a path that may be a
+/// Mach-O file: not a Windows or ELF library by its name, and, when it exists, a Mach-O by
+/// its first bytes (a dSYM beside an ELF or a PDB is a candidate that only misleads).
 pub(super) fn dsym_of(path: &Path) -> Option<PathBuf> {
     let name = path.file_name()?;
+    let text = path.to_string_lossy().to_ascii_lowercase();
+    if text.contains('\\')
+        || text.contains(".so.")
+        || [".pdb", ".dll", ".exe", ".so", ".sym", ".debug"]
+            .iter()
+            .any(|e| text.ends_with(e))
+    {
+        return None;
+    }
+    let mac_place = [
+        ".dylib",
+        ".app/",
+        ".framework/",
+        "/system/",
+        "/library/",
+        "/users/",
+        "/applications/",
+        "/private/",
+    ]
+    .iter()
+    .any(|p| text.contains(p));
+    if path.symlink_metadata().is_err() && !mac_place {
+        // Absent and nothing says macOS: its dSYM would only lengthen the list.
+        return None;
+    }
+    if let Ok(mut f) = crate::resolve::bytes::open_regular(path) {
+        let mut magic = [0u8; 4];
+        let macho = std::io::Read::read_exact(&mut f, &mut magic).is_ok()
+            && matches!(
+                u32::from_be_bytes(magic),
+                0xfeed_face | 0xfeed_facf | 0xcefa_edfe | 0xcffa_edfe | 0xcafe_babe | 0xbeba_feca
+            );
+        if !macho {
+            return None;
+        }
+    }
     let mut bundle = path.as_os_str().to_owned();
     bundle.push(".dSYM");
     Some(

@@ -191,7 +191,13 @@ fn load_dwarf(
     ctx: &LoadContext<'_>,
     warnings: &mut Vec<LoadError>,
 ) -> Result<Option<DwarfResolver>, LoadError> {
-    let sup = dwz::find(debug, debug_path, ctx, warnings);
+    // A stripped binary keeps `.gnu_debugaltlink`, but with no DWARF nothing refers to
+    // the supplementary file: not worth looking for, nor a warning.
+    let sup = if has_debug_info(debug) {
+        dwz::find(debug, debug_path, ctx, warnings)
+    } else {
+        None
+    };
     let sup_file =
         match &sup {
             Some((p, d)) => Some(object::File::parse(&***d).map_err(|e| {

@@ -51,14 +51,14 @@ pub fn select<'d>(
     } else {
         "UnmatchedDebugId"
     };
-    Err(LoadError::new(
+    Err(LoadError {
         kind,
-        path,
-        format!(
-            "the request is for {want}; the file has {}",
+        message: format!(
+            "the file at {} has {}, the profile wants {want} (rebuilt since the profile was recorded?)",
+            path.display(),
             seen.join(", ")
         ),
-    ))
+    })
 }
 
 fn fat_members<'d, F: FatArch>(
