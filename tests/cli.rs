@@ -308,3 +308,50 @@ fn printed_advice_quotes_paths_and_escapes_control_characters() {
     }
     assert!(!marker.exists(), "the advice ran a command");
 }
+
+/// The commonest failure: the binary was rebuilt since the profile was recorded. The
+/// module's line names both IDs and the file, asks whether it was rebuilt, and gives no
+/// package-manager advice (which cannot help a local build).
+#[test]
+fn a_rebuilt_binary_is_said_first_with_both_ids() {
+    let dir = scratch("cli-rebuilt");
+    let bin = dir.join("example");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example/example"),
+        &bin,
+    )
+    .unwrap();
+    let actual = elf_debug_id(&bin);
+    // The profile's ID: the same build ID but one digit different (another build).
+    let mut wanted: Vec<char> = actual.chars().collect();
+    wanted[0] = if wanted[0] == 'A' { 'B' } else { 'A' };
+    let wanted: String = wanted.into_iter().collect();
+    let lib = serde_json::json!({"debugName": "example", "name": "example", "breakpadId": wanted,
+        "path": bin, "debugPath": bin, "start": 0x1000, "end": 0x9000, "offset": 0});
+    let doc = serde_json::json!({"meta": {"version": 27, "interval": 1}, "libs": [lib],
+        "threads": [{"stringTable": ["0x1100"]}], "processes": []});
+    let profile = dir.join("profile.json");
+    std::fs::write(&profile, doc.to_string()).unwrap();
+    let o = run(&[
+        "symbolicate",
+        profile.to_str().unwrap(),
+        "-o",
+        dir.join("out.json").to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.trim_start().starts_with("example: "))
+        .unwrap_or_else(|| panic!("no line for the module: {err}"));
+    assert!(
+        line.contains(&format!(
+            "the file at {} has debug ID {actual}",
+            bin.display()
+        )) && line.contains(&format!("the profile wants {wanted}"))
+            && line.contains("rebuilt"),
+        "{line}"
+    );
+    for advice in ["apt", "dbgsym", "debuginfod", "dnf", ".dSYM"] {
+        assert!(!err.contains(advice), "{advice} in: {err}");
+    }
+}
