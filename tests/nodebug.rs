@@ -523,3 +523,77 @@ fn system_libraries_without_debug_packages_get_one_short_line_each() {
         lines.iter().map(|l| l.chars().count()).max().unwrap_or(0)
     );
 }
+
+/// Executable sections per `readelf -SW`: (name, address, size).
+fn exec_sections(path: &Path) -> Vec<(String, u64, u64)> {
+    let out = tool("readelf", &["-SW", path.to_str().unwrap()], Path::new(".")).unwrap();
+    out.lines()
+        .filter_map(|l| {
+            let l = l.split_once(']')?.1;
+            let f: Vec<&str> = l.split_whitespace().collect();
+            // name type address offset size entsize flags …
+            let flags = f.get(6)?;
+            flags
+                .contains('X')
+                .then(|| (f[0].to_string(), parse_hex(f[2]), parse_hex(f[4])))
+        })
+        .collect()
+}
+
+/// A size-0 symbol (crti's `_init`, in `.init`) reaches at most to the end of its own
+/// section, also when the module is a separate debug file whose sections hold no bytes:
+/// the padding after `.init`, `.plt` and `.plt.got` is nobody's code. Checked against
+/// `readelf -S` and `nm` on the program.
+#[test]
+fn size_zero_symbols_end_with_their_section() {
+    let dir = scratch("nodebug-init");
+    let Some(full) = build(&dir, "initprog", &["-g"]) else {
+        return;
+    };
+    let sections = exec_sections(&full);
+    let init = sections.iter().find(|s| s.0 == ".init").expect(".init");
+    assert!(
+        nm(&full, false)
+            .iter()
+            .any(|s| s.2 == "_init" && s.0 == init.1 && s.1.is_none_or(|z| z == 0)),
+        "_init is the size-0 symbol at .init's start"
+    );
+    // The module as a debug file alone (debuginfod's `debuginfo`, a build-ID tree).
+    let only = dir.join("debug-only");
+    std::fs::create_dir_all(&only).unwrap();
+    tool(
+        "objcopy",
+        &[
+            "--only-keep-debug",
+            full.to_str().unwrap(),
+            only.join("initprog").to_str().unwrap(),
+        ],
+        &dir,
+    )
+    .unwrap();
+    let base = elf_image_base(&full);
+    for module in [full.clone(), only.join("initprog")] {
+        // Each section's last byte and the bytes after its end, up to 0x40 or the next.
+        let mut offsets = Vec::new();
+        for (i, (_, start, size)) in sections.iter().enumerate() {
+            let end = start + size;
+            let next = sections.get(i + 1).map_or(end + 0x40, |s| s.1);
+            offsets.push(end - 1 - base);
+            offsets.extend((end..next.min(end + 0x40)).map(|a| a - base));
+        }
+        let frames = ask(&module, &offsets);
+        let section_of = |a: u64| sections.iter().position(|s| s.1 <= a && a < s.1 + s.2);
+        for (f, &o) in frames.iter().zip(&offsets) {
+            let Some(start) = start_of(f) else { continue };
+            let addr = o + base;
+            assert_eq!(
+                section_of(start + base),
+                section_of(addr),
+                "{}: {addr:#x} answered with {} from {:#x}, another section's or none",
+                module.display(),
+                f["function"],
+                start + base
+            );
+        }
+    }
+}

@@ -8,10 +8,18 @@ use object::{Object, ObjectSection, SectionKind};
 
 use super::{LoadError, Symbolized, Text, demangle};
 
-/// `[start, end)` of each code section.
+/// `[start, end)` of each code section. A separate debug file (`objcopy
+/// --only-keep-debug`, debuginfod's `debuginfo`) keeps the section headers with no bytes
+/// (`SHT_NOBITS`): its code sections are found by their executable flag, so that a
+/// size-0 symbol like `_init` still ends with its section.
 pub fn code_sections(file: &object::File<'_>) -> Vec<(u64, u64)> {
     file.sections()
-        .filter(|s| s.kind() == SectionKind::Text)
+        .filter(|s| {
+            s.kind() == SectionKind::Text
+                || matches!(s.flags(), object::SectionFlags::Elf { sh_flags, .. }
+                    if sh_flags & object::elf::SHF_EXECINSTR != object::elf::SectionFlags(0))
+        })
+        .filter(|s| s.address() != 0 || s.size() != 0)
         .map(|s| (s.address(), s.address().saturating_add(s.size())))
         .collect()
 }
