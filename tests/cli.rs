@@ -355,3 +355,49 @@ fn a_rebuilt_binary_is_said_first_with_both_ids() {
         assert!(!err.contains(advice), "{advice} in: {err}");
     }
 }
+
+/// A stripped binary at the lib's path is only the fallback: an unstripped copy in
+/// `--symbol-dir` (a later candidate) answers, without any symbol server configured.
+#[test]
+fn a_stripped_file_at_the_lib_path_does_not_hide_a_symbol_dir_copy() {
+    let dir = scratch("cli-stripped-first");
+    let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example/example");
+    let bin = dir.join("bin");
+    let syms = dir.join("syms");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&syms).unwrap();
+    let stripped = bin.join("example");
+    let st = Command::new("strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&full)
+        .status();
+    if !st.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED a_stripped_file_…: no strip (binutils)");
+        return;
+    }
+    std::fs::copy(&full, syms.join("example")).unwrap();
+    let lib = serde_json::json!({"debugName": "example", "name": "example",
+        "breakpadId": elf_debug_id(&full), "path": stripped, "debugPath": stripped,
+        "start": 0x1000, "end": 0x9000, "offset": 0});
+    let doc = serde_json::json!({"meta": {"version": 27, "interval": 1}, "libs": [lib],
+        "threads": [{"stringTable": ["0x1100"]}], "processes": []});
+    let profile = dir.join("profile.json");
+    std::fs::write(&profile, doc.to_string()).unwrap();
+    let o = run(&[
+        "symbolicate",
+        profile.to_str().unwrap(),
+        "--symbol-dir",
+        syms.to_str().unwrap(),
+        "-o",
+        dir.join("out.json").to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "example: DWARF from {}",
+            syms.join("example").display()
+        )),
+        "{err}"
+    );
+}

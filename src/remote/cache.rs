@@ -53,8 +53,17 @@ pub fn default_root() -> Option<PathBuf> {
 /// `$DEBUGINFOD_CACHE_PATH`, else `$XDG_CACHE_HOME/debuginfod_client`, else
 /// `~/.cache/debuginfod_client`.
 pub fn debuginfod_dir() -> Option<PathBuf> {
+    debuginfod_dir_named().or_else(debuginfod_default_dir)
+}
+
+/// `$DEBUGINFOD_CACHE_PATH`: a folder the user names, only ever added to.
+pub fn debuginfod_dir_named() -> Option<PathBuf> {
     env_path("DEBUGINFOD_CACHE_PATH")
-        .or_else(|| env_path("XDG_CACHE_HOME").map(|c| c.join("debuginfod_client")))
+}
+
+fn debuginfod_default_dir() -> Option<PathBuf> {
+    env_path("XDG_CACHE_HOME")
+        .map(|c| c.join("debuginfod_client"))
         .or_else(|| env_path("HOME").map(|h| h.join(".cache/debuginfod_client")))
 }
 

@@ -189,8 +189,10 @@ impl Remote {
             let cache = cache.map(|c| (c, false)).or_else(|| windows_cache.clone());
             add(Kind::Windows, &url, cache);
         }
-        // elfutils prunes its own cache too; we only ever remove what we wrote there.
-        let debuginfod_cache = cache::debuginfod_dir().map(|d| (d, true));
+        // elfutils prunes its own cache too; we only ever remove what we wrote there, and
+        // nothing from a folder the user names in DEBUGINFOD_CACHE_PATH.
+        let debuginfod_cache =
+            cache::debuginfod_dir().map(|d| (d, cache::debuginfod_dir_named().is_none()));
         for url in debuginfod_urls.unwrap_or("").split_whitespace() {
             if url.starts_with("http://") || url.starts_with("https://") {
                 add(Kind::Debuginfod, url, debuginfod_cache.clone());

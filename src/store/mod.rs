@@ -422,12 +422,13 @@ impl SymbolStore {
             )
         });
         // A local file without debug info (stripped; a PE without its PDB) is only the
-        // fallback: the sidecar and the remote sources that fit the module may name more.
+        // fallback: a later candidate (an unstripped copy in --symbol-dir), the sidecar
+        // and the remote sources that fit the module may name more.
         let mut fallback: Option<Module> = None;
         for c in candidates {
             match self.try_candidate(&c, breakpad_id) {
                 Ok(module) => {
-                    if lacks_debug_info(&module) && self.has_better_sources() {
+                    if lacks_debug_info(&module) {
                         self.log(|| format!("  {c:?}: no debug info; kept as the fallback"));
                         fallback.get_or_insert(module);
                         continue;
@@ -527,12 +528,6 @@ impl SymbolStore {
     /// Whether a module asked for since the last call waits for a download.
     pub fn take_pending(&mut self) -> bool {
         std::mem::take(&mut self.pending)
-    }
-
-    /// Whether something after the local candidates could know more than a file without
-    /// debug info: a sidecar or a remote source.
-    fn has_better_sources(&self) -> bool {
-        self.sidecar.is_some() || self.remote.is_some()
     }
 
     /// Step 7, through the same file check as local candidates.
