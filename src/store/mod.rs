@@ -413,11 +413,10 @@ impl SymbolStore {
                     cache.path.display(),
                     cache.image_path(index)
                 ));
-                let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    cache.code(index)
-                }))
-                .unwrap_or_else(|_| Err("the parser failed on this image".to_string()))
-                .map_err(|e| LoadError::new("ParseError", &shown, e))?;
+                let code =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cache.code(index)))
+                        .unwrap_or_else(|_| Err("the parser failed on this image".to_string()))
+                        .map_err(|e| LoadError::new("ParseError", &shown, e))?;
                 codefile::CodeFile::from_image(shown, code)
                     .map_err(|e| LoadError::new("ParseError", &cache.path, e))
             });

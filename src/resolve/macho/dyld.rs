@@ -37,12 +37,16 @@ pub struct ImageCode {
 
 fn u32_at(d: &[u8], at: u64) -> Option<u32> {
     let at = usize::try_from(at).ok()?;
-    Some(u32::from_le_bytes(d.get(at..at.checked_add(4)?)?.try_into().ok()?))
+    Some(u32::from_le_bytes(
+        d.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
 
 fn u64_at(d: &[u8], at: u64) -> Option<u64> {
     let at = usize::try_from(at).ok()?;
-    Some(u64::from_le_bytes(d.get(at..at.checked_add(8)?)?.try_into().ok()?))
+    Some(u64::from_le_bytes(
+        d.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
 }
 
 /// Image paths are compared as recorded; a file name is its last component.
@@ -149,9 +153,7 @@ impl DyldCache {
         // LC_FUNCTION_STARTS: the load command is in the image's header, its data in the
         // file that holds the cache's shared __LINKEDIT (offsets are that file's).
         let starts = match (header_bytes(&cache, index), linkedit_file(&cache, &file)) {
-            (Some(header), Some(linkedit)) => {
-                unwind::macho_function_starts(header, linkedit, base)
-            }
+            (Some(header), Some(linkedit)) => unwind::macho_function_starts(header, linkedit, base),
             _ => Vec::new(),
         };
         let table = FunctionTable::new(base, symbols, Vec::new(), starts, &code);
@@ -242,8 +244,14 @@ fn local_symbols_of(holder: &[u8], vm_offset: u64, wide: bool) -> Option<Vec<(u6
     }
     let area = holder.get(usize::try_from(info).ok()?..)?;
     let area = area.get(..usize::try_from(info_size).ok()?.min(area.len()))?;
-    let [nlist_off, nlist_count, strings_off, strings_size, entries_off, entries_count] =
-        [0u64, 4, 8, 12, 16, 20].map(|o| u32_at(area, o).map(u64::from));
+    let [
+        nlist_off,
+        nlist_count,
+        strings_off,
+        strings_size,
+        entries_off,
+        entries_count,
+    ] = [0u64, 4, 8, 12, 16, 20].map(|o| u32_at(area, o).map(u64::from));
     let (nlist_off, nlist_count) = (nlist_off?, nlist_count?);
     let (strings_off, strings_size) = (strings_off?, strings_size?);
     let (entries_off, entries_count) = (entries_off?, entries_count?);
@@ -381,7 +389,8 @@ mod tests {
         d[80..88].copy_from_slice(&0x100u64.to_le_bytes());
         // One entry for the image at 0x4000 with a huge count, strings past the end.
         let area = 0x200;
-        let put = |d: &mut Vec<u8>, at: usize, v: u32| d[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        let put =
+            |d: &mut Vec<u8>, at: usize, v: u32| d[at..at + 4].copy_from_slice(&v.to_le_bytes());
         put(&mut d, area, 0x40);
         put(&mut d, area + 4, u32::MAX);
         put(&mut d, area + 8, 0xf0);
@@ -395,6 +404,9 @@ mod tests {
         for cut in [0, 17, 80, 0x210, 0x2ff] {
             assert!(local_symbols_of(&d[..cut], 0x4000, true).is_none());
         }
-        assert_eq!(uuid_of("0123456789ABCDEF0123456789ABCDEF0"), "01234567-89AB-CDEF-0123-456789ABCDEF");
+        assert_eq!(
+            uuid_of("0123456789ABCDEF0123456789ABCDEF0"),
+            "01234567-89AB-CDEF-0123-456789ABCDEF"
+        );
     }
 }
