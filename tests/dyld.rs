@@ -178,9 +178,12 @@ fn a_profile_with_the_images_at_their_absent_paths_is_symbolicated_and_disassemb
     }
 }
 
-/// `llvm-objdump -d` functions of a recording: (name, start, [(address, text)]).
-fn parse_objdump(text: &str) -> Vec<(String, u64, Vec<(u64, String)>)> {
-    let mut out: Vec<(String, u64, Vec<(u64, String)>)> = Vec::new();
+/// One function of a disassembly: name, start, (address, text) of each instruction.
+type RefFunction = (String, u64, Vec<(u64, String)>);
+
+/// The functions of an `llvm-objdump -d` recording.
+fn parse_objdump(text: &str) -> Vec<RefFunction> {
+    let mut out: Vec<RefFunction> = Vec::new();
     for line in text.lines() {
         let t = line.trim_end();
         if let Some(head) = t.strip_suffix(">:")
@@ -342,10 +345,8 @@ fn a_wrong_uuid_is_not_answered_from_the_cache_and_the_error_says_why() {
         assert!(errors.contains(part), "{part:?} not in {errors}");
     }
     // The other image, right UUID, is still answered.
-    let (ok, _, _) = check("libbar beside a wrong libfoo", &imgs[1..], &{
-        let a = server.post_json("/symbolicate/v5", &job(&imgs[1..])).json();
-        a
-    });
+    let bar = server.post_json("/symbolicate/v5", &job(&imgs[1..])).json();
+    let (ok, _, _) = check("libbar beside a wrong libfoo", &imgs[1..], &bar);
     assert_eq!(ok, imgs[1]["addresses"].as_array().unwrap().len());
     // No code from the wrong image either.
     let req = json!({"debugName": "libfoo.dylib", "debugId": wrong,
