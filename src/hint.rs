@@ -40,6 +40,17 @@ fn advice(debug_name: &str, lib: Option<&Lib>, file: Option<&std::path::Path>) -
             "for its PDB pass --windows-symbol-path (a symstore, or srv*CACHE*URL whose cache was \
              filled by a symbol server), --symbols-zip/--breakpad-symbol-dir, or put {debug_name} beside the DLL"
         ),
+        // Apple ships no debug info for these; they exist only in the dyld shared cache.
+        Platform::Mac
+            if path.starts_with("/usr/lib/")
+                || path.starts_with("/System/")
+                || path.contains("dyld_shared_cache") =>
+        {
+            "a macOS system library: its names come from the dyld shared cache (on macOS the \
+             system's; elsewhere pass --dyld-shared-cache PATH, the cache files copied from the \
+             Mac that recorded the profile, same macOS version)"
+                .to_string()
+        }
         Platform::Mac => format!(
             "for its dSYM pass --symbol-dir DIR holding {debug_name}.dSYM (or set the lib's debugPath)"
         ),

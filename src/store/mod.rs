@@ -710,6 +710,37 @@ mod tests {
     }
 
     #[test]
+    fn a_dyld_cache_is_opened_once_and_its_images_are_bounded_like_any_module() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dyld");
+        let expected: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+        let images = &expected["caches"]["arm64"]["images"];
+        let id = |k: usize| images[k]["breakpadId"].as_str().unwrap().to_string();
+        let opts = SymbolOptions {
+            dyld_shared_caches: vec![dir.join("arm64/dyld_shared_cache_arm64")],
+            ..Default::default()
+        };
+        let mut store = SymbolStore::new(opts, None);
+        store.max_modules = 1;
+        let foo = store.module("libfoo.dylib", &id(0), None).unwrap();
+        let Some(Some(Ok(cache))) = store.dyld_caches.first().map(|c| c.opened.clone()) else {
+            panic!("the cache was not opened");
+        };
+        // libbar evicts libfoo (one module at most); the cache itself stays open.
+        store.module("libbar.dylib", &id(1), None).unwrap();
+        assert_eq!(store.cache.len(), 1);
+        assert!(!Rc::ptr_eq(
+            &foo,
+            &store.module("libfoo.dylib", &id(0), None).unwrap()
+        ));
+        let Some(Some(Ok(again))) = store.dyld_caches.first().map(|c| c.opened.clone()) else {
+            panic!("the cache was dropped");
+        };
+        assert!(Rc::ptr_eq(&cache, &again));
+        assert!(foo.cost() > 0);
+    }
+
+    #[test]
     fn symbol_path_syntax() {
         let (l, r) = parse_symbol_path(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms; cache*E:\c ;",
