@@ -330,13 +330,14 @@ impl SymbolStore {
             Candidate::DyldImage { cache, paths, name } => {
                 let cache = self.dyld_cache(*cache)?;
                 let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-                let index = Self::dyld_image(&cache, &paths, name, breakpad_id)?;
-                let shown = PathBuf::from(format!(
-                    "{}:{}",
-                    cache.path.display(),
-                    cache.image_path(index)
-                ));
-                resolve::open::contained(&shown, || {
+                // The cache is untrusted input: a parser panic is this candidate's error.
+                resolve::open::contained(&cache.path, || {
+                    let index = Self::dyld_image(&cache, &paths, name, breakpad_id)?;
+                    let shown = PathBuf::from(format!(
+                        "{}:{}",
+                        cache.path.display(),
+                        cache.image_path(index)
+                    ));
                     cache
                         .load(index, &shown)
                         .map(|m| Module::Native(Box::new(m)))
@@ -350,14 +351,26 @@ impl SymbolStore {
     fn dyld_cache(&mut self, i: usize) -> Result<Rc<DyldCache>, LoadError> {
         let source = &mut self.dyld_caches[i];
         let path = source.path.clone();
+        let first = source.opened.is_none();
         let opened = source.opened.get_or_insert_with(|| {
             std::panic::catch_unwind(|| DyldCache::open(&path))
                 .unwrap_or_else(|_| Err("the parser failed on this cache".to_string()))
                 .map(Rc::new)
         });
-        opened
-            .clone()
-            .map_err(|e| LoadError::new("DyldCacheError", &path, e))
+        let opened = opened.clone();
+        if let Ok(c) = &opened
+            && first
+        {
+            self.log(|| {
+                format!(
+                    "  dyld shared cache {}: {} images, {} bytes mapped",
+                    path.display(),
+                    c.image_count(),
+                    c.mapped_bytes()
+                )
+            });
+        }
+        opened.map_err(|e| LoadError::new("DyldCacheError", &path, e))
     }
 
     /// The image of `cache` at one of `paths` (else named `name`) whose debug ID is
@@ -407,18 +420,26 @@ impl SymbolStore {
             };
             let found = self.dyld_cache(cache).and_then(|cache| {
                 let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-                let index = Self::dyld_image(&cache, &paths, &name, breakpad_id)?;
-                let shown = PathBuf::from(format!(
-                    "{}:{}",
-                    cache.path.display(),
-                    cache.image_path(index)
-                ));
-                let code =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cache.code(index)))
-                        .unwrap_or_else(|_| Err("the parser failed on this image".to_string()))
+                let find = || {
+                    let index = Self::dyld_image(&cache, &paths, &name, breakpad_id)?;
+                    let shown = PathBuf::from(format!(
+                        "{}:{}",
+                        cache.path.display(),
+                        cache.image_path(index)
+                    ));
+                    let code = cache
+                        .code(index)
                         .map_err(|e| LoadError::new("ParseError", &shown, e))?;
-                codefile::CodeFile::from_image(shown, code)
-                    .map_err(|e| LoadError::new("ParseError", &cache.path, e))
+                    codefile::CodeFile::from_image(shown, code)
+                        .map_err(|e| LoadError::new("ParseError", &cache.path, e))
+                };
+                // The cache is untrusted input: a parser panic is this candidate's error.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(find)).unwrap_or_else(|p| {
+                    Err(LoadError::from_panic(
+                        &cache.path.display().to_string(),
+                        &*p,
+                    ))
+                })
             });
             match found {
                 Ok(f) => return Ok(f),

@@ -103,6 +103,11 @@ impl DyldCache {
         ObjectCache::parse(&**self.files[0], &subs).map_err(|e| format!("invalid dyld cache: {e}"))
     }
 
+    /// How many images the cache lists.
+    pub fn image_count(&self) -> usize {
+        self.images.len()
+    }
+
     /// Bytes of the mapped files (address space).
     pub fn mapped_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.len() as u64).sum()
