@@ -501,6 +501,21 @@ mod tests {
             ["https://symbols.mozilla.org/"]
         );
         assert!(p(&["--breakpad-symbol-server", "ftp://x"]).is_err());
+        let inv = p(&[
+            "query",
+            "--dyld-shared-cache",
+            "/c/dyld_shared_cache_arm64e",
+            "--dyld-shared-cache=d",
+            "/symbolicate/v5",
+        ])
+        .unwrap();
+        assert_eq!(
+            inv.symbols.dyld_shared_caches,
+            [
+                PathBuf::from("/c/dyld_shared_cache_arm64e"),
+                PathBuf::from("d")
+            ]
+        );
         assert!(p(&["a.json", "-o", "x"]).is_err());
     }
 }
