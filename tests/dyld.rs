@@ -60,7 +60,7 @@ fn job(images: &[Value]) -> Value {
 }
 
 /// Compares the frames of `answer` with the expected addresses; (named as expected, all).
-fn check(label: &str, images: &[Value], answer: &Value) -> (usize, usize, usize) {
+fn check(label: &str, images: &[Value], answer: &Value) -> (usize, usize, usize, usize) {
     let frames = answer["results"][0]["stacks"][0].as_array().unwrap();
     let mut want = Vec::new();
     let mut local = Vec::new();
@@ -77,7 +77,7 @@ fn check(label: &str, images: &[Value], answer: &Value) -> (usize, usize, usize)
         }
     }
     assert_eq!(frames.len(), want.len());
-    let (mut ok, mut locals_ok) = (0, 0);
+    let (mut ok, mut locals_ok, mut unnamed_ok) = (0, 0, 0);
     let mut problems = Vec::new();
     for ((f, a), is_local) in frames.iter().zip(&want).zip(&local) {
         let good = f["function"] == a["function"]
@@ -88,18 +88,21 @@ fn check(label: &str, images: &[Value], answer: &Value) -> (usize, usize, usize)
             if *is_local {
                 locals_ok += 1;
             }
+            if a["function"].as_str().unwrap().starts_with("fun_") {
+                unnamed_ok += 1;
+            }
         } else {
             problems.push(format!("{label}: {a} answered {f}"));
         }
     }
     println!(
-        "{label}: {ok} of {} addresses named as llvm-nm/llvm-objdump say ({locals_ok} in local functions from .symbols)",
+        "{label}: {ok} of {} addresses named as llvm-nm/llvm-objdump say ({locals_ok} in local functions from .symbols, {unnamed_ok} fun_<hex> where the local name is redacted)",
         want.len()
     );
     for p in problems.iter().take(10) {
         println!("  {p}");
     }
-    (ok, want.len(), locals_ok)
+    (ok, want.len(), locals_ok, unnamed_ok)
 }
 
 #[test]
@@ -116,11 +119,15 @@ fn every_address_of_both_images_is_named_from_the_cache_in_query_mode() {
             &[],
             &job(&imgs),
         );
-        let (ok, all, locals) = check(&format!("{arch} query"), &imgs, &answer);
+        let (ok, all, locals, unnamed) = check(&format!("{arch} query"), &imgs, &answer);
         assert_eq!(ok, all, "{arch}: {answer}");
         assert!(
             locals >= 8,
             "{arch}: local symbols (from .symbols) named: {locals}"
+        );
+        assert!(
+            unnamed >= 4,
+            "{arch}: fun_<hex> for a redacted local: {unnamed}"
         );
         for i in &imgs {
             let key = format!(
@@ -168,7 +175,7 @@ fn a_profile_with_the_images_at_their_absent_paths_is_symbolicated_and_disassemb
             profile.to_str().unwrap(),
         ]);
         let answer = server.post_json("/symbolicate/v5", &job(&imgs)).json();
-        let (ok, all, _) = check(&format!("{arch} load"), &imgs, &answer);
+        let (ok, all, _, _) = check(&format!("{arch} load"), &imgs, &answer);
         assert_eq!(ok, all, "{arch}: {answer}");
         // Asked again: the same answers from the kept cache.
         let again = server.post_json("/symbolicate/v5", &job(&imgs)).json();
@@ -210,6 +217,16 @@ fn parse_objdump(text: &str) -> Vec<RefFunction> {
     out
 }
 
+/// The expected function of `image` whose symbol (before packing) is `symbol`.
+fn function_with_symbol<'a>(image: &'a Value, symbol: &str) -> &'a Value {
+    image["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["symbol"] == symbol)
+        .unwrap_or_else(|| panic!("no function {symbol}"))
+}
+
 fn mnemonic(text: &str) -> String {
     text.split_whitespace()
         .next()
@@ -231,12 +248,7 @@ fn asm_matches_llvm_objdump(server: &Server, arch: &str, imgs: &[Value]) {
         let funcs = parse_objdump(&text);
         assert_eq!(funcs.len(), i["functions"].as_array().unwrap().len());
         for (fname, start, reference) in &funcs {
-            let f = i["functions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| f["name"] == fname.as_str())
-                .unwrap();
+            let f = function_with_symbol(i, fname);
             let size = f["size"].as_u64().unwrap();
             assert_eq!(f["start"].as_u64().unwrap(), *start);
             for (req_size, until_end) in [(size, false), (1, true)] {
@@ -270,7 +282,10 @@ fn asm_matches_llvm_objdump(server: &Server, arch: &str, imgs: &[Value]) {
                     if matches!(mnemonic(theirs).as_str(), "bl" | "call")
                         && let Some((_, callee)) = theirs.rsplit_once(" <_")
                     {
-                        let callee = callee.trim_end_matches('>');
+                        // Named as we name the function (fun_<hex> where redacted).
+                        let callee = function_with_symbol(i, callee.trim_end_matches('>'))["name"]
+                            .as_str()
+                            .unwrap();
                         assert!(
                             mine.contains(&format!("<{callee}>")),
                             "{arch} {fname}: {theirs} shown as {mine}"
@@ -346,7 +361,7 @@ fn a_wrong_uuid_is_not_answered_from_the_cache_and_the_error_says_why() {
     }
     // The other image, right UUID, is still answered.
     let bar = server.post_json("/symbolicate/v5", &job(&imgs[1..])).json();
-    let (ok, _, _) = check("libbar beside a wrong libfoo", &imgs[1..], &bar);
+    let (ok, _, _, _) = check("libbar beside a wrong libfoo", &imgs[1..], &bar);
     assert_eq!(ok, imgs[1]["addresses"].as_array().unwrap().len());
     // No code from the wrong image either.
     let req = json!({"debugName": "libfoo.dylib", "debugId": wrong,

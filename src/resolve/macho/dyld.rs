@@ -305,6 +305,11 @@ fn local_symbols_of(holder: &[u8], vm_offset: u64, wide: bool) -> Option<Vec<(u6
         }) else {
             continue;
         };
+        // Shipped caches hide many local names: such a function is known by its start
+        // (fun_<hex>), which tells functions apart where one shared name would not.
+        if name == "<redacted>" {
+            continue;
+        }
         // Mach-O prefixes C names with an underscore.
         let name = name.strip_prefix('_').unwrap_or(name);
         out.push((value, 0, name.to_string()));
