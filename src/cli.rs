@@ -66,6 +66,11 @@ SYMBOL OPTIONS (all modes):
     --windows-symbol-cache DIR  Where fetched PDBs are kept. [default: the user's cache
                                 folder/profiler-symbol-server/windows]
     --simpleperf-binary-cache DIR  Binaries under their on-device path, DIR/<lib path>.
+    --dyld-shared-cache PATH    A macOS dyld shared cache (the main file; its subcaches
+                                PATH.01... and PATH.symbols beside it): system libraries
+                                not found as files are read from it, by path and UUID.
+                                Repeatable; on macOS the system's caches are searched
+                                after these.
     DEBUGINFOD_URLS             (environment) debuginfod servers for ELF modules without
                                 local debug info, cached like elfutils does.
     -v, --verbose               Log every candidate debug file tried, and why it was
@@ -187,6 +192,8 @@ pub struct SymbolOptions {
     pub windows_symbol_cache: Option<PathBuf>,
     /// Binaries under their on-device path: `<dir>/<lib path>`.
     pub simpleperf_binary_caches: Vec<PathBuf>,
+    /// dyld shared caches (main files) to read system libraries from.
+    pub dyld_shared_caches: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -351,6 +358,7 @@ where
             Long("simpleperf-binary-cache") => symbols
                 .simpleperf_binary_caches
                 .push(parser.value()?.into()),
+            Long("dyld-shared-cache") => symbols.dyld_shared_caches.push(parser.value()?.into()),
             Short('v') | Long("verbose") => symbols.verbose = true,
             Short('q') | Long("quiet") => symbols.quiet = true,
             Short('n') | Long("no-open") => no_open = true,
@@ -600,6 +608,21 @@ mod tests {
             ["https://symbols.mozilla.org/"]
         );
         assert!(p(&["--breakpad-symbol-server", "ftp://x"]).is_err());
+        let inv = p(&[
+            "query",
+            "--dyld-shared-cache",
+            "/c/dyld_shared_cache_arm64e",
+            "--dyld-shared-cache=d",
+            "/symbolicate/v5",
+        ])
+        .unwrap();
+        assert_eq!(
+            inv.symbols.dyld_shared_caches,
+            [
+                PathBuf::from("/c/dyld_shared_cache_arm64e"),
+                PathBuf::from("d")
+            ]
+        );
         assert!(p(&["a.json", "-o", "x"]).is_err());
     }
 }

@@ -20,6 +20,8 @@ pub enum Advice {
     Windows,
     /// macOS: the dSYM bundle.
     Mac,
+    /// macOS's own libraries: no debug info anywhere; names from the dyld shared cache.
+    MacSystem,
     /// Something built on this machine (outside the system folders): a build with symbols.
     LocalBuild,
 }
@@ -52,6 +54,11 @@ pub fn advice_for(debug_name: &str, lib: Option<&Lib>, file: Option<&std::path::
         Advice::Firefox
     } else if lower.ends_with(".pdb") || lower.ends_with(".dll") || lower.ends_with(".exe") {
         Advice::Windows
+    } else if (path.starts_with("/usr/lib/") && lower.ends_with(".dylib"))
+        || path.starts_with("/System/")
+        || path.contains("dyld_shared_cache")
+    {
+        Advice::MacSystem
     } else if lower.ends_with(".dylib")
         || path.contains(".app/")
         || path.contains(".framework/")
@@ -88,6 +95,11 @@ fn module_advice(
              --windows-symbol-server https://msdl.microsoft.com/download/symbols for Windows' own DLLs"
         ),
         Advice::Mac => format!("pass --symbol-dir DIR holding {debug_name}.dSYM"),
+        // Apple ships no debug info for these; they exist only in the dyld shared cache.
+        Advice::MacSystem => "a macOS system library: its names come from the dyld shared cache \
+             (on macOS the system's; elsewhere pass --dyld-shared-cache PATH, the cache files \
+             copied from the Mac that recorded the profile, same macOS version)"
+            .to_string(),
         Advice::DistroPackage => format!(
             "install its debug package (Debian/Ubuntu: apt install $(dpkg -S {path} | cut -d: -f1)-dbgsym, \
              with the debug archive enabled; Fedora: dnf debuginfo-install $(rpm -qf {path})), \
@@ -117,6 +129,9 @@ fn grouped_advice(kind: Advice, names: &[String]) -> String {
         Advice::DistroPackage => "install their -dbgsym packages, or set DEBUGINFOD_URLS",
         Advice::Windows => "put their PDBs beside them or pass --windows-symbol-server URL",
         Advice::Mac => "pass --symbol-dir DIR holding their .dSYM bundles",
+        Advice::MacSystem => {
+            "pass --dyld-shared-cache PATH (the cache of the Mac that recorded it)"
+        }
         Advice::LocalBuild => "build them with -g, or pass --symbol-dir DIR with their debug files",
     };
     format!("{what} no debug info here ({shown}): {todo} (-v: how)")
@@ -291,6 +306,10 @@ mod tests {
                 "libsystem_kernel.dylib",
                 "/usr/lib/system/libsystem_kernel.dylib"
             ),
+            Advice::MacSystem
+        );
+        assert_eq!(
+            kind("libmine.dylib", "/Users/me/b/libmine.dylib"),
             Advice::Mac
         );
         assert_eq!(kind("example", "/home/me/src/example"), Advice::LocalBuild);

@@ -24,6 +24,7 @@ fn help_and_version() {
         "--breakpad-symbol-dir",
         "--symbols-zip",
         "--windows-symbol-path",
+        "--dyld-shared-cache",
         "--verbose",
         "--quiet",
         "--no-open",

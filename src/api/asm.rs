@@ -132,12 +132,30 @@ impl Api {
             debug_id: req.debug_id.as_deref(),
             code_id: req.code_id.as_deref(),
         };
-        let file = codefile::find(&unique, &query).map_err(|why| {
-            format!(
-                "no binary with the code of {debug_name}: {}",
-                why.join("; ")
-            )
-        })?;
+        // A macOS system library is no file: its code is in a dyld shared cache.
+        let file = match codefile::find(&unique, &query) {
+            Ok(f) => f,
+            Err(mut why) => {
+                let id = req
+                    .debug_id
+                    .clone()
+                    .or_else(|| req.code_id.as_ref().map(|c| format!("{c}0")));
+                let cached = match id {
+                    Some(id) => self.store.dyld_code(debug_name, &id, lib.as_ref()),
+                    None => Err(Vec::new()),
+                };
+                match cached {
+                    Ok(f) => f,
+                    Err(more) => {
+                        why.extend(more);
+                        return Err(format!(
+                            "no binary with the code of {debug_name}: {}",
+                            why.join("; ")
+                        ));
+                    }
+                }
+            }
+        };
         let code = file.code_at(req.start).ok_or_else(|| {
             format!(
                 "{:#x} is not in a code section of {}",

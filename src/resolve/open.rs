@@ -44,7 +44,8 @@ pub fn open(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     contained(ctx.path, || open_file(want, ctx))
 }
 
-fn contained(
+/// Runs a loader, a panic in it becoming the error of the file shown as `path`.
+pub fn contained(
     path: &Path,
     load: impl FnOnce() -> Result<Module, LoadError>,
 ) -> Result<Module, LoadError> {

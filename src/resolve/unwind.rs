@@ -133,8 +133,10 @@ pub fn pe_ranges(data: &[u8]) -> Vec<Range> {
 }
 
 /// Function starts of a thin little-endian Mach-O from `LC_FUNCTION_STARTS` (ULEB128
-/// deltas from the `__TEXT` segment's address).
-pub fn macho_function_starts(member: &[u8], text_vmaddr: u64) -> Vec<u64> {
+/// deltas from the `__TEXT` segment's address). `member` starts with the Mach-O header;
+/// the command's data offset is into `linkedit` (`member` itself, except for an image of
+/// a dyld shared cache, whose `__LINKEDIT` is shared and may be in another file).
+pub fn macho_function_starts(member: &[u8], linkedit: &[u8], text_vmaddr: u64) -> Vec<u64> {
     const LC_FUNCTION_STARTS: u32 = 0x26;
     let header = match u32_at(member, 0) {
         Some(0xfeed_facf) => 32,
@@ -151,7 +153,7 @@ pub fn macho_function_starts(member: &[u8], text_vmaddr: u64) -> Vec<u64> {
         if cmd == LC_FUNCTION_STARTS
             && let (Some(off), Some(len)) = (u32_at(member, at + 8), u32_at(member, at + 12))
             && let Some(bytes) =
-                member.get(off as usize..(off as usize).saturating_add(len as usize))
+                linkedit.get(off as usize..(off as usize).saturating_add(len as usize))
         {
             let mut addr = text_vmaddr;
             let (mut value, mut shift) = (0u64, 0u32);
@@ -261,7 +263,7 @@ mod tests {
         let _ = pe_ranges(&b);
         for cut in [0, 10, 0x60, 0x150, 0x300] {
             let _ = pe_ranges(&b[..cut]);
-            let _ = macho_function_starts(&b[..cut], 0);
+            let _ = macho_function_starts(&b[..cut], &b[..cut], 0);
         }
         let mut m = vec![0u8; 64];
         put(&mut m, 0, &0xfeed_facfu32.to_le_bytes());
@@ -269,6 +271,6 @@ mod tests {
         put(&mut m, 32, &0x26u32.to_le_bytes());
         put(&mut m, 36, &16u32.to_le_bytes());
         put(&mut m, 40, &0xffff_0000u32.to_le_bytes());
-        assert!(macho_function_starts(&m, 0).is_empty());
+        assert!(macho_function_starts(&m, &m, 0).is_empty());
     }
 }

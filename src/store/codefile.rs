@@ -40,6 +40,24 @@ impl CodeFile {
     }
 }
 
+impl CodeFile {
+    /// The code of an image of a dyld shared cache (its bytes lie in one of the cache's
+    /// files), shown as `path`.
+    pub fn from_image(
+        path: PathBuf,
+        code: crate::resolve::macho::dyld::ImageCode,
+    ) -> Result<CodeFile, String> {
+        let arch = Arch::from_object(code.arch)
+            .ok_or_else(|| format!("{:?} code is not disassembled", code.arch))?;
+        Ok(CodeFile {
+            path,
+            arch,
+            data: code.data,
+            sections: code.sections,
+        })
+    }
+}
+
 /// Tries each path in turn; the first binary of the requested module wins. On failure,
 /// why each candidate was refused.
 pub fn find(paths: &[PathBuf], query: &CodeQuery<'_>) -> Result<CodeFile, Vec<String>> {

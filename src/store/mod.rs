@@ -19,6 +19,7 @@ use crate::debugid;
 use crate::profile::libs::Lib;
 use crate::remote::glue::lacks_debug_info;
 use crate::remote::{Lookup, Remote};
+use crate::resolve::macho::dyld::{self, DyldCache};
 use crate::resolve::sidecar::{self, SidecarModule};
 use crate::resolve::{self, Companion, LoadContext, LoadError, Module, Symbolized};
 use crate::store::zip::ZipArchive;
@@ -187,6 +188,13 @@ struct CacheEntry {
     last_used: u64,
 }
 
+/// A dyld shared cache, mapped and indexed on first use and kept from then on (its
+/// images' modules go through the bounded module cache like any other).
+struct DyldSource {
+    path: PathBuf,
+    opened: Option<Result<Rc<DyldCache>, String>>,
+}
+
 /// A `--symbols-zip` archive, its central directory read on first use.
 struct Archive {
     path: PathBuf,
@@ -205,6 +213,8 @@ pub struct SymbolStore {
     /// Set when a module waits for a download (see `take_pending`).
     pending: bool,
     archives: Vec<Archive>,
+    /// `--dyld-shared-cache` files, then (macOS) the system's caches.
+    dyld_caches: Vec<DyldSource>,
     /// The profile's `.syms.json`, parsed on first need; its modules are taken out as
     /// they are used.
     sidecar: Option<(PathBuf, Option<Result<SidecarModules, LoadError>>)>,
@@ -244,6 +254,13 @@ impl SymbolStore {
                 opened: None,
             })
             .collect();
+        let dyld_caches = opts
+            .dyld_shared_caches
+            .iter()
+            .cloned()
+            .chain(paths::system_dyld_caches())
+            .map(|path| DyldSource { path, opened: None })
+            .collect();
         SymbolStore {
             opts,
             symstores,
@@ -251,6 +268,7 @@ impl SymbolStore {
             remote: None,
             pending: false,
             archives,
+            dyld_caches,
             sidecar: None,
             cache: Vec::new(),
             poisoned: Vec::new(),
@@ -354,7 +372,126 @@ impl SymbolStore {
                 };
                 resolve::open::open_image(image, breakpad_id, &ctx)
             }
+            Candidate::DyldImage { cache, paths, name } => {
+                let cache = self.dyld_cache(*cache)?;
+                let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+                // The cache is untrusted input: a parser panic is this candidate's error.
+                resolve::open::contained(&cache.path, || {
+                    let index = Self::dyld_image(&cache, &paths, name, breakpad_id)?;
+                    let shown = PathBuf::from(format!(
+                        "{}:{}",
+                        cache.path.display(),
+                        cache.image_path(index)
+                    ));
+                    cache
+                        .load(index, &shown)
+                        .map(|m| Module::Native(Box::new(m)))
+                })
+            }
         }
+    }
+
+    /// The dyld shared cache `i`, mapped and indexed on first use. A parser panic on a
+    /// corrupt cache is that cache's error, remembered.
+    fn dyld_cache(&mut self, i: usize) -> Result<Rc<DyldCache>, LoadError> {
+        let source = &mut self.dyld_caches[i];
+        let path = source.path.clone();
+        let first = source.opened.is_none();
+        let opened = source.opened.get_or_insert_with(|| {
+            std::panic::catch_unwind(|| DyldCache::open(&path))
+                .unwrap_or_else(|_| Err("the parser failed on this cache".to_string()))
+                .map(Rc::new)
+        });
+        let opened = opened.clone();
+        if let Ok(c) = &opened
+            && first
+        {
+            self.log(|| {
+                format!(
+                    "  dyld shared cache {}: {} images, {} bytes mapped",
+                    path.display(),
+                    c.image_count(),
+                    c.mapped_bytes()
+                )
+            });
+        }
+        opened.map_err(|e| LoadError::new("DyldCacheError", &path, e))
+    }
+
+    /// The image of `cache` at one of `paths` (else named `name`) whose debug ID is
+    /// `want`; else why not (no such image, or one with another UUID).
+    fn dyld_image(
+        cache: &DyldCache,
+        paths: &[&str],
+        name: &str,
+        want: &str,
+    ) -> Result<usize, LoadError> {
+        let found = cache.find(paths, name);
+        let mut mismatch = None;
+        for &index in &found {
+            match dyld::check_id(cache, index, want) {
+                Ok(()) => return Ok(index),
+                Err(e) => {
+                    mismatch.get_or_insert(e);
+                }
+            }
+        }
+        Err(mismatch.unwrap_or_else(|| {
+            let wanted = if paths.is_empty() {
+                name.to_string()
+            } else {
+                format!("{} (nor one named {name})", paths.join(" or "))
+            };
+            LoadError::new(
+                "NotFound",
+                &cache.path,
+                format!("this dyld shared cache has no image {wanted}"),
+            )
+        }))
+    }
+
+    /// The code of a module that is an image of a dyld shared cache, for `/asm/v1`; on
+    /// failure, why each cache was passed over.
+    pub fn dyld_code(
+        &mut self,
+        debug_name: &str,
+        breakpad_id: &str,
+        lib: Option<&Lib>,
+    ) -> Result<codefile::CodeFile, Vec<String>> {
+        let mut why = Vec::new();
+        for c in self.candidates(debug_name, breakpad_id, lib) {
+            let Candidate::DyldImage { cache, paths, name } = c else {
+                continue;
+            };
+            let found = self.dyld_cache(cache).and_then(|cache| {
+                let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+                let find = || {
+                    let index = Self::dyld_image(&cache, &paths, &name, breakpad_id)?;
+                    let shown = PathBuf::from(format!(
+                        "{}:{}",
+                        cache.path.display(),
+                        cache.image_path(index)
+                    ));
+                    let code = cache
+                        .code(index)
+                        .map_err(|e| LoadError::new("ParseError", &shown, e))?;
+                    codefile::CodeFile::from_image(shown, code)
+                        .map_err(|e| LoadError::new("ParseError", &cache.path, e))
+                };
+                // The cache is untrusted input: a parser panic is this candidate's error.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(find)).unwrap_or_else(|p| {
+                    Err(LoadError::from_panic(
+                        &cache.path.display().to_string(),
+                        &*p,
+                    ))
+                })
+            });
+            match found {
+                Ok(f) => return Ok(f),
+                Err(e) => why.push(e.message),
+            }
+        }
+        Err(why)
     }
 
     /// Opens one file through the formats' single entry.
@@ -655,6 +792,37 @@ mod tests {
         assert!(store.is_download_cache(&own.join("../cache/a.pdb/a.pdb")));
         assert!(!store.is_download_cache(&own.join("a.pdb/a.pdb")));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_dyld_cache_is_opened_once_and_its_images_are_bounded_like_any_module() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dyld");
+        let expected: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+        let images = &expected["caches"]["arm64"]["images"];
+        let id = |k: usize| images[k]["breakpadId"].as_str().unwrap().to_string();
+        let opts = SymbolOptions {
+            dyld_shared_caches: vec![dir.join("arm64/dyld_shared_cache_arm64")],
+            ..Default::default()
+        };
+        let mut store = SymbolStore::new(opts, None);
+        store.max_modules = 1;
+        let foo = store.module("libfoo.dylib", &id(0), None).unwrap();
+        let Some(Some(Ok(cache))) = store.dyld_caches.first().map(|c| c.opened.clone()) else {
+            panic!("the cache was not opened");
+        };
+        // libbar evicts libfoo (one module at most); the cache itself stays open.
+        store.module("libbar.dylib", &id(1), None).unwrap();
+        assert_eq!(store.cache.len(), 1);
+        assert!(!Rc::ptr_eq(
+            &foo,
+            &store.module("libfoo.dylib", &id(0), None).unwrap()
+        ));
+        let Some(Some(Ok(again))) = store.dyld_caches.first().map(|c| c.opened.clone()) else {
+            panic!("the cache was dropped");
+        };
+        assert!(Rc::ptr_eq(&cache, &again));
+        assert!(foo.cost() > 0);
     }
 
     #[test]

@@ -18,6 +18,37 @@ pub(super) enum Candidate {
     /// This process's vDSO: the kernel maps the same image into every process, so the
     /// profile's `[vdso]` is ours when the IDs match.
     Vdso,
+    /// An image of a dyld shared cache (index into the store's caches), recorded at one
+    /// of `paths` or else named `name`.
+    DyldImage {
+        cache: usize,
+        paths: Vec<String>,
+        name: String,
+    },
+}
+
+/// The system's dyld shared caches that exist, newest layout first: macOS 13+ keeps them
+/// in the OS cryptex, macOS 11-12 in /System/Library/dyld. Every architecture's is
+/// listed: an image is taken only where its path and UUID match.
+pub(super) fn system_dyld_caches() -> Vec<PathBuf> {
+    #[cfg(target_os = "macos")]
+    {
+        let dirs = [
+            "/System/Volumes/Preboot/Cryptexes/OS/System/Library/dyld",
+            "/System/Library/dyld",
+        ];
+        let arches = ["arm64e", "x86_64h", "x86_64"];
+        dirs.iter()
+            .flat_map(|d| {
+                arches
+                    .iter()
+                    .map(move |a| Path::new(d).join(format!("dyld_shared_cache_{a}")))
+            })
+            .filter(|p| p.is_file())
+            .collect()
+    }
+    #[cfg(not(target_os = "macos"))]
+    Vec::new()
 }
 
 /// Splits a `_NT_SYMBOL_PATH`-style value into local folders and remote servers.
@@ -232,6 +263,23 @@ impl SymbolStore {
             files.push(PathBuf::from(p));
         }
         out.extend(files.into_iter().map(Candidate::File));
+        // 5b. dyld shared caches: system libraries that are not files (macOS 11+).
+        let paths: Vec<String> = lib
+            .into_iter()
+            .flat_map(|l| [l.path.clone(), l.debug_path.clone()])
+            .flatten()
+            .filter(|p| p.starts_with('/'))
+            .collect();
+        let image_name = name.or(plain.then_some(debug_name));
+        if !paths.is_empty() || image_name.is_some() {
+            for cache in 0..self.dyld_caches.len() {
+                out.push(Candidate::DyldImage {
+                    cache,
+                    paths: paths.clone(),
+                    name: image_name.unwrap_or_default().to_string(),
+                });
+            }
+        }
         let mut unique: Vec<Candidate> = Vec::with_capacity(out.len());
         for c in out {
             if !unique.contains(&c) {

@@ -1,6 +1,7 @@
 //! Mach-O resolver: thin and fat files (member picked by UUID), dSYM companions, DWARF,
 //! then the symbol table.
 
+pub mod dyld;
 pub mod oso;
 
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
@@ -142,7 +143,7 @@ pub fn load(
             base,
             symbols(&file),
             Vec::new(),
-            super::unwind::macho_function_starts(member, base),
+            super::unwind::macho_function_starts(member, member, base),
             &super::funcs::code_sections(&file),
         ),
         unsized_symbols: true,
