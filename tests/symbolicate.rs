@@ -327,3 +327,64 @@ fn sidecar_answers_like_the_live_resolver_without_the_binaries() {
             .all(|f| f.get("function").is_none())
     );
 }
+
+/// Every file in `dir`, by name.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn an_unwritable_sidecar_leaves_no_output_at_all() {
+    let dir = scratch("ci-all-or-nothing");
+    let input = linux_profile(&dir);
+    let out = dir.join("out.json");
+    // Tests may run as root, who ignores permission bits: the sidecar's "folder" is a
+    // regular file, which fails for everyone.
+    let blocker = dir.join("blocker");
+    std::fs::write(&blocker, "a file, not a folder").unwrap();
+    let side = blocker.join("p.syms.json");
+    let o = run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--sidecar",
+        side.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("cannot write the sidecar {}", side.display()))
+            && err.contains(&format!("{} is not a folder", blocker.display())),
+        "{err}"
+    );
+    assert!(!err.contains(".tmp") && !err.contains("resolved"), "{err}");
+    assert!(!out.exists(), "-o was written although the sidecar failed");
+    assert_eq!(names_in(&dir), ["blocker", "linux.json"]);
+
+    // A folder that takes no new file (only found when writing, after -o was made).
+    if cfg!(target_os = "linux") {
+        let o = run(&[
+            "symbolicate",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--sidecar=/proc/self/p.syms.json",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("cannot write the sidecar /proc/self/p.syms.json")
+                && err.contains("folder /proc/self"),
+            "{err}"
+        );
+        assert!(!err.contains(".tmp"), "{err}");
+        assert!(!out.exists(), "-o was written although the sidecar failed");
+        assert_eq!(names_in(&dir), ["blocker", "linux.json"]);
+    }
+}
