@@ -195,7 +195,42 @@ pub fn symbolicate(
     let mut modules: BTreeMap<(String, String), ModuleWork> = BTreeMap::new();
     let mut placed: Vec<(usize, u64, (String, String), u64)> = Vec::new(); // (process, address, module, offset)
     let mut total = 0u64;
-    for (p, proc_) in processes.iter().enumerate() {
+    if processes.first().is_none_or(|root| !root.has_meta) {
+        return Err(CiError(format!(
+            "{}: not a profile: its top level has no \"meta\" object (a Gecko profile from Firefox or a processed profile from the profiler has one); nothing written",
+            profile_path.display()
+        )));
+    }
+    let processed = processes.iter().any(|p| p.processed);
+    if processed && output.is_some() {
+        // The profiler symbolicates a processed profile by merging functions per symbol and
+        // adding inline frames; renaming strings in place would give a different profile.
+        let quoted = crate::log::shell_quote(&profile_path.to_string_lossy()).into_owned();
+        return Err(CiError(format!(
+            "{}: this is a processed profile (saved from the profiler), which -o cannot symbolicate; open it with `profiler-symbol-server load {quoted}` (the profiler then symbolicates it through this server), or write its symbols with `profiler-symbol-server symbolicate {quoted} --sidecar` (without -o); nothing written",
+            profile_path.display()
+        )));
+    }
+    for proc_ in processes.iter().filter(|p| p.processed) {
+        // Frames are module offsets already, each tied to its lib by the tables.
+        for &(index, offset) in &proc_.lib_frames {
+            total += 1;
+            let Some(lib) = proc_.lib_at(index) else {
+                continue;
+            };
+            let key = (lib.debug_name.clone(), lib.breakpad_id.to_ascii_uppercase());
+            modules
+                .entry(key)
+                .or_insert_with(|| ModuleWork {
+                    lib: lib.clone(),
+                    offsets: BTreeSet::new(),
+                    results: Vec::new(),
+                })
+                .offsets
+                .insert(offset);
+        }
+    }
+    for (p, proc_) in processes.iter().enumerate().filter(|(_, p)| !p.processed) {
         for &addr in &proc_.addresses {
             total += 1;
             let Some(lib) = proc_
@@ -306,6 +341,11 @@ pub fn symbolicate(
             }
             Ok(())
         })?);
+    } else if processed {
+        resolved = modules
+            .values()
+            .map(|w| w.results.iter().filter(|r| r.is_some()).count() as u64)
+            .sum();
     } else {
         resolved = placed
             .iter()
