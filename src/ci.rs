@@ -59,9 +59,12 @@ fn check_target(target: &Path, what: &str) -> Result<(), CiError> {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(cannot(format!("{} is not a folder", dir.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(cannot(format!("folder {} does not exist", dir.display())));
+            return Err(cannot(format!(
+                "the output folder {} does not exist",
+                dir.display()
+            )));
         }
-        Err(e) => return Err(cannot(format!("folder {}: {e}", dir.display()))),
+        Err(e) => return Err(cannot(format!("the output folder {}: {e}", dir.display()))),
     }
     // Never replace a device, FIFO or folder by a regular file.
     if let Ok(meta) = std::fs::metadata(target)
@@ -99,9 +102,12 @@ fn stage(
         .open(&temp)
         .map_err(|e| {
             cannot(if e.kind() == std::io::ErrorKind::PermissionDenied {
-                format!("folder {} is not writable ({e})", dir.display())
+                format!("the output folder {} is not writable ({e})", dir.display())
             } else {
-                format!("cannot create a file in folder {} ({e})", dir.display())
+                format!(
+                    "cannot create a file in the output folder {} ({e})",
+                    dir.display()
+                )
             })
         })?;
     crate::signals::track(&temp, None);
