@@ -390,8 +390,14 @@ fn an_unwritable_sidecar_leaves_no_output_at_all() {
 }
 
 /// A processed profile (the profiler's own format, as saved from it) of two corpus libs:
-/// `(lib index, offset)` frames, one without an address and one outside every lib.
-fn processed_profile(dir: &Path, libs: &[&Truth], frames: &[(usize, u64)]) -> PathBuf {
+/// `(lib index, offset)` frames, one without an address and one outside every lib. The
+/// tables are the thread's (versions before 60) or in `shared` (60 and later).
+fn processed_profile(
+    dir: &Path,
+    libs: &[&Truth],
+    frames: &[(usize, u64)],
+    shared: bool,
+) -> PathBuf {
     let libs_json: Vec<Value> = libs
         .iter()
         .map(|t| {
@@ -409,21 +415,29 @@ fn processed_profile(dir: &Path, libs: &[&Truth], frames: &[(usize, u64)]) -> Pa
     address.extend([-1, 0x1234]);
     func.extend([0, n]);
     let len = address.len();
-    let profile = json!({
-        "meta": {"preprocessedProfileVersion": 49, "version": 24, "interval": 1.0,
-                 "symbolicated": false, "categories": []},
-        "libs": libs_json,
-        "threads": [{
-            "name": "GeckoMain",
-            "frameTable": {"address": address, "func": func, "inlineDepth": vec![0; len],
-                           "category": vec![Value::Null; len], "length": len},
-            "funcTable": {"resource": (0..n).chain([-1]).collect::<Vec<_>>(),
-                          "name": (0..=n).collect::<Vec<_>>(), "length": n + 1},
-            "resourceTable": {"lib": (0..n).collect::<Vec<_>>(),
-                              "name": (0..n).collect::<Vec<_>>(), "length": n},
-            "stringArray": ["0x10", "0x20"],
-        }],
+    let tables = json!({
+        "frameTable": {"address": address, "func": func, "inlineDepth": vec![0; len],
+                       "category": vec![Value::Null; len], "length": len},
+        "funcTable": {"resource": (0..n).chain([-1]).collect::<Vec<_>>(),
+                      "name": (0..=n).collect::<Vec<_>>(), "length": n + 1},
+        "resourceTable": {"lib": (0..n).collect::<Vec<_>>(),
+                          "name": (0..n).collect::<Vec<_>>(), "length": n},
+        "stringArray": ["0x10", "0x20"],
     });
+    let mut thread = json!({"name": "GeckoMain", "samples": {"stack": [], "length": 0}});
+    let mut profile = json!({
+        "meta": {"preprocessedProfileVersion": if shared { 70 } else { 49 }, "version": 24,
+                 "interval": 1.0, "symbolicated": false, "categories": []},
+        "libs": libs_json,
+    });
+    if shared {
+        profile["shared"] = tables;
+    } else {
+        for (k, v) in tables.as_object().unwrap() {
+            thread[k] = v.clone();
+        }
+    }
+    profile["threads"] = json!([thread]);
     let p = dir.join("processed.json");
     std::fs::write(&p, serde_json::to_vec_pretty(&profile).unwrap()).unwrap();
     p
@@ -471,7 +485,22 @@ fn a_processed_profile_gets_a_sidecar_and_no_pretend_rewrite() {
             expected.push((l, offset, a["expect"].clone()));
         }
     }
-    let input = processed_profile(&dir, &[&truths[0], &truths[1]], &frames);
+    for shared in [false, true] {
+        processed_profile_case(&dir, &truths, &frames, &expected, shared);
+    }
+}
+
+fn processed_profile_case(
+    dir: &Path,
+    truths: &[Truth; 2],
+    frames: &[(usize, u64)],
+    expected: &[(usize, u64, Value)],
+    shared: bool,
+) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    let input = processed_profile(dir, &[&truths[0], &truths[1]], frames, shared);
 
     // -o cannot do what the profiler does: refused, with the way to get it symbolicated.
     let out = dir.join("out.json");
@@ -490,7 +519,7 @@ fn a_processed_profile_gets_a_sidecar_and_no_pretend_rewrite() {
         "{err}"
     );
     assert!(!out.exists());
-    assert_eq!(names_in(&dir), ["processed.json"]);
+    assert_eq!(names_in(dir), ["processed.json"]);
 
     // --sidecar: the symbols of every address of the profile's tables.
     let side = dir.join("processed.syms.json");
@@ -504,7 +533,7 @@ fn a_processed_profile_gets_a_sidecar_and_no_pretend_rewrite() {
         "{err}"
     );
     let got = sidecar_names(&side);
-    for (l, offset, e) in &expected {
+    for (l, offset, e) in expected {
         let lib = truths[*l].image();
         let lib = lib.file_name().unwrap().to_str().unwrap();
         let Some((_, _, name)) = got.iter().find(|(m, o, _)| m == lib && o == offset) else {
@@ -516,7 +545,7 @@ fn a_processed_profile_gets_a_sidecar_and_no_pretend_rewrite() {
             .collect();
         assert!(
             name_matches(name, &spellings),
-            "{lib} {offset:#x}: {name}, expected {spellings:?}"
+            "{lib} {offset:#x}: {name}, expected {spellings:?} (shared tables: {shared})"
         );
     }
     assert_eq!(got.len(), n, "{got:?}");

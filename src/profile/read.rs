@@ -267,6 +267,11 @@ fn process<R: Read>(
                 sub.push(i);
                 process(inp, out, sub, want, budget).map(|_| ())
             })?,
+            // Processed profiles since version 60 keep one frame, func and resource table
+            // for all threads here; read like a thread's.
+            b"shared" if want == Want::LibsAndAddresses => {
+                thread(inp, &mut out[index], want, budget)?
+            }
             b"threads" if want != Want::RootLibs => {
                 let p = &mut out[index];
                 array(inp, |inp, _| thread(inp, p, want, budget))?
