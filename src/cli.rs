@@ -85,9 +85,9 @@ SERVER OPTIONS (load):
     -P, --port N|N+             Port to listen on. N+ tries N upwards and takes the first
                                 free one; N means exactly N; 0 means any free port.
                                 [default: 3000+]
-    --address IP                Address to bind. [default: 127.0.0.1] Any other address
-                                (0.0.0.0 or ::, all of this machine's) opens the server to
-                                the network: whoever has the URL (its secret token) can
+    --address IP                Address to bind. [default: 127.0.0.1] A non-loopback
+                                address (0.0.0.0 or ::: all of this machine's) opens the
+                                server to the network: whoever has the URL (its secret token) can
                                 read the profile and ask for symbols, source files and
                                 disassembly of the modules found here. Requests must name
                                 the address they reach, this machine's name or localhost
