@@ -86,22 +86,36 @@ pub fn run(inv: Invocation) -> u8 {
             let url = srv.profiler_url();
             if !quiet {
                 crate::elog!("Local server listening at http://{}", srv.local_addr());
+                if let Some(note) = srv.exposure_note() {
+                    crate::elog!("{note}");
+                }
             }
             if server.no_open {
                 crate::out!("{url}");
                 let _ = std::io::stdout().flush();
             } else {
                 // The token goes in no log line and no command line: the browser gets a
-                // private file that redirects to the URL (`--no-open` prints the URL).
-                match crate::server::open_browser(&url) {
+                // private file that redirects to the URL. When no browser opens, the URL
+                // goes to stdout (as with --no-open), even with -q: it is the only way in.
+                let fallback = url.clone();
+                let failed = move |why: String| {
+                    crate::elog!(
+                        "warning: could not open a browser ({why}); open the URL printed on stdout"
+                    );
+                    crate::out!("{fallback}");
+                };
+                match crate::server::open_browser(&url, failed) {
                     Ok(file) if !quiet => crate::elog!(
                         "Opening the profiler in a browser (through {}).",
                         file.display()
                     ),
                     Ok(_) => {}
-                    Err(e) => crate::elog!(
-                        "warning: could not open a browser: {e}; or run with --no-open to get the URL"
-                    ),
+                    Err(e) => {
+                        crate::elog!(
+                            "warning: could not open a browser: {e}; open the URL printed on stdout"
+                        );
+                        crate::out!("{url}");
+                    }
                 }
             }
             if !quiet {

@@ -24,34 +24,70 @@ pub fn default_sidecar(profile: &Path) -> PathBuf {
     profile.with_extension("syms.json")
 }
 
-/// Writes a file through a temporary one beside it, renamed into place once complete.
-fn write_atomically(
-    target: &Path,
-    write: impl FnOnce(&mut dyn Write) -> Result<(), String>,
-) -> Result<(), CiError> {
-    let name = target
-        .file_name()
-        .ok_or_else(|| CiError(format!("{}: not a file name", target.display())))?;
-    let dir = target
+/// One output of the run: written whole to a temporary file in its target's folder,
+/// renamed into place only once every output of the run is complete (all or nothing).
+struct Staged {
+    target: PathBuf,
+    temp: PathBuf,
+}
+
+impl Drop for Staged {
+    /// Not committed (an error, or another output failed): the temporary goes.
+    fn drop(&mut self) {
+        crate::signals::untrack(&self.temp);
+        let _ = std::fs::remove_file(&self.temp);
+    }
+}
+
+/// The folder `target` goes in (`.` for a bare file name).
+fn folder_of(target: &Path) -> &Path {
+    target
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        return Err(CiError(format!(
-            "{}: the output folder {} does not exist",
-            target.display(),
-            dir.display()
-        )));
+        .unwrap_or(Path::new("."))
+}
+
+/// Checks an output can be placed before any work is done: its folder exists, and the
+/// target is not a device, FIFO or folder. `what` names it ("the profile", "the sidecar").
+fn check_target(target: &Path, what: &str) -> Result<(), CiError> {
+    let cannot = |why: String| CiError(format!("cannot write {what} {}: {why}", target.display()));
+    if target.file_name().is_none() {
+        return Err(cannot("not a file name".into()));
+    }
+    let dir = folder_of(target);
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(cannot(format!("{} is not a folder", dir.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(cannot(format!(
+                "the output folder {} does not exist",
+                dir.display()
+            )));
+        }
+        Err(e) => return Err(cannot(format!("the output folder {}: {e}", dir.display()))),
     }
     // Never replace a device, FIFO or folder by a regular file.
     if let Ok(meta) = std::fs::metadata(target)
         && !meta.is_file()
     {
-        return Err(CiError(format!(
-            "{}: exists and is not a regular file; refusing to replace it",
-            target.display()
-        )));
+        return Err(cannot(
+            "it exists and is not a regular file; refusing to replace it".into(),
+        ));
     }
+    Ok(())
+}
+
+/// Writes `target`'s content to a new temporary file beside it. Errors name the target
+/// and its folder, never the temporary (a hidden name the user has never seen).
+fn stage(
+    target: &Path,
+    what: &str,
+    write: impl FnOnce(&mut dyn Write) -> Result<(), String>,
+) -> Result<Staged, CiError> {
+    check_target(target, what)?;
+    let cannot = |why: String| CiError(format!("cannot write {what} {}: {why}", target.display()));
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let dir = folder_of(target);
     // An unpredictable name, created exclusively: nobody can have it point elsewhere.
     let random = {
         use std::hash::{BuildHasher, Hasher};
@@ -59,27 +95,53 @@ fn write_atomically(
         h.write_u32(std::process::id());
         h.finish()
     };
-    let temp = dir.join(format!(".{}.{random:016x}.tmp", name.to_string_lossy()));
-    let result = (|| {
-        let file = File::options()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .map_err(|e| format!("{}: {e}", temp.display()))?;
-        crate::signals::track(&temp, None);
-        let mut out = BufWriter::with_capacity(1 << 16, file);
-        write(&mut out)?;
-        let file = out
-            .into_inner()
-            .map_err(|e| format!("{}: {}", target.display(), e.error()))?;
-        file.sync_all()
-            .map_err(|e| format!("{}: {e}", target.display()))?;
-        std::fs::rename(&temp, target).map_err(|e| format!("{}: {e}", target.display()))
-    })();
-    crate::signals::untrack(&temp);
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&temp);
-        return Err(CiError(e));
+    let temp = dir.join(format!(".{name}.{random:016x}.tmp"));
+    let file = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .map_err(|e| {
+            cannot(if e.kind() == std::io::ErrorKind::PermissionDenied {
+                format!("the output folder {} is not writable ({e})", dir.display())
+            } else {
+                format!(
+                    "cannot create a file in the output folder {} ({e})",
+                    dir.display()
+                )
+            })
+        })?;
+    crate::signals::track(&temp, None);
+    // From here on, dropping `staged` removes the temporary.
+    let staged = Staged {
+        target: target.to_path_buf(),
+        temp,
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, file);
+    write(&mut out).map_err(cannot)?;
+    let file = out
+        .into_inner()
+        .map_err(|e| cannot(e.error().to_string()))?;
+    file.sync_all().map_err(|e| cannot(e.to_string()))?;
+    Ok(staged)
+}
+
+/// Renames every staged output into place. Only a rename can fail here (the temporaries
+/// are in their targets' folders); the outputs already renamed are then removed, so that
+/// no run leaves one output without the other.
+fn commit(staged: Vec<Staged>) -> Result<(), CiError> {
+    let mut done: Vec<PathBuf> = Vec::new();
+    for s in &staged {
+        if let Err(e) = std::fs::rename(&s.temp, &s.target) {
+            for d in &done {
+                let _ = std::fs::remove_file(d);
+            }
+            return Err(CiError(format!(
+                "cannot write {}: moving the finished file into place failed ({e})",
+                s.target.display()
+            )));
+        }
+        crate::signals::untrack(&s.temp);
+        done.push(s.target.clone());
     }
     Ok(())
 }
@@ -116,6 +178,21 @@ pub fn symbolicate(
             )));
         }
     }
+    if let (Some(out), Some(side)) = (output, sidecar.as_deref())
+        && (out == side || same_file(out, side))
+    {
+        return Err(CiError(format!(
+            "{}: given as both -o and --sidecar; name two different files",
+            out.display()
+        )));
+    }
+    // Said before the work, not after it: a folder that is not there.
+    if let Some(out) = output {
+        check_target(out, "the profile")?;
+    }
+    if let Some(side) = &sidecar {
+        check_target(side, "the sidecar")?;
+    }
     let processes = profile
         .read_processes()
         .map_err(|e| CiError(e.to_string()))?;
@@ -124,7 +201,42 @@ pub fn symbolicate(
     let mut modules: BTreeMap<(String, String), ModuleWork> = BTreeMap::new();
     let mut placed: Vec<(usize, u64, (String, String), u64)> = Vec::new(); // (process, address, module, offset)
     let mut total = 0u64;
-    for (p, proc_) in processes.iter().enumerate() {
+    if processes.first().is_none_or(|root| !root.has_meta) {
+        return Err(CiError(format!(
+            "{}: not a profile: its top level has no \"meta\" object (a Gecko profile from Firefox or a processed profile from the profiler has one); nothing written",
+            profile_path.display()
+        )));
+    }
+    let processed = processes.iter().any(|p| p.processed);
+    if processed && output.is_some() {
+        // The profiler symbolicates a processed profile by merging functions per symbol and
+        // adding inline frames; renaming strings in place would give a different profile.
+        let quoted = crate::log::shell_quote(&profile_path.to_string_lossy()).into_owned();
+        return Err(CiError(format!(
+            "{}: this is a processed profile (saved from the profiler), which -o cannot symbolicate; open it with `profiler-symbol-server load {quoted}` (the profiler then symbolicates it through this server), or write its symbols with `profiler-symbol-server symbolicate {quoted} --sidecar` (without -o); nothing written",
+            profile_path.display()
+        )));
+    }
+    for proc_ in processes.iter().filter(|p| p.processed) {
+        // Frames are module offsets already, each tied to its lib by the tables.
+        for &(index, offset) in &proc_.lib_frames {
+            total += 1;
+            let Some(lib) = proc_.lib_at(index) else {
+                continue;
+            };
+            let key = (lib.debug_name.clone(), lib.breakpad_id.to_ascii_uppercase());
+            modules
+                .entry(key)
+                .or_insert_with(|| ModuleWork {
+                    lib: lib.clone(),
+                    offsets: BTreeSet::new(),
+                    results: Vec::new(),
+                })
+                .offsets
+                .insert(offset);
+        }
+    }
+    for (p, proc_) in processes.iter().enumerate().filter(|(_, p)| !p.processed) {
         for &addr in &proc_.addresses {
             total += 1;
             let Some(lib) = proc_
@@ -212,6 +324,7 @@ pub fn symbolicate(
     };
 
     let mut resolved = 0u64;
+    let mut staged: Vec<Staged> = Vec::new();
     if let Some(out) = output {
         let mut repl: Replacements = HashMap::new();
         for (p, addr, key, offset) in &placed {
@@ -223,7 +336,7 @@ pub fn symbolicate(
             }
         }
         let gz = out.extension().is_some_and(|e| e == "gz");
-        write_atomically(out, |w| {
+        staged.push(stage(out, "the profile", |w| {
             let input = profile.reader().map_err(|e| e.to_string())?;
             let err = |e: String| format!("{}: {e}", profile_path.display());
             if gz {
@@ -240,7 +353,12 @@ pub fn symbolicate(
                 rewrite::rewrite(input, w, &repl).map_err(err)?;
             }
             Ok(())
-        })?;
+        })?);
+    } else if processed {
+        resolved = modules
+            .values()
+            .map(|w| w.results.iter().filter(|r| r.is_some()).count() as u64)
+            .sum();
     } else {
         resolved = placed
             .iter()
@@ -264,10 +382,12 @@ pub fn symbolicate(
                     .collect(),
             })
             .collect();
-        write_atomically(path, |w| {
+        staged.push(stage(path, "the sidecar", |w| {
             sidecar::write(&symbols, w).map_err(|e| e.to_string())
-        })?;
+        })?);
     }
+    // Both complete: only now does either appear.
+    commit(staged)?;
 
     if !quiet {
         crate::elog!(

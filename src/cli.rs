@@ -36,6 +36,9 @@ symbolicate [OPTIONS] PROFILE -o OUT [--sidecar[=PATH]]
     --sidecar writes the symbols of every address, with file/line and inline frames,
     as a .syms.json (default: PROFILE with its last extension replaced by syms.json),
     which `load` picks up beside the profile on a machine without the symbols.
+    A processed profile (saved from the profiler) takes --sidecar only: -o would not
+    merge and expand its frames as the profiler does; `load` it to symbolicate it.
+    OUT and the sidecar appear together once both are complete, or not at all.
 ";
 
 const QUERY: &str = "\
@@ -75,7 +78,9 @@ SYMBOL OPTIONS (all modes):
                                 local debug info, cached like elfutils does.
     -v, --verbose               Log every candidate debug file tried, and why it was
                                 rejected, on stderr.
-    -q, --quiet                 Print only errors (and, with --no-open, the URL).
+    -q, --quiet                 Print only errors (and the URL with --no-open, or when no
+                                browser could be opened). Without it, each request is
+                                logged on stderr (path without the token, status, bytes).
 ";
 
 const SERVER_OPTIONS: &str = "\
@@ -85,7 +90,14 @@ SERVER OPTIONS (load):
     -P, --port N|N+             Port to listen on. N+ tries N upwards and takes the first
                                 free one; N means exactly N; 0 means any free port.
                                 [default: 3000+]
-    --address IP                Address to bind. [default: 127.0.0.1]
+    --address IP                Address to bind. [default: 127.0.0.1] A non-loopback
+                                address (0.0.0.0 or ::: all of this machine's) opens the
+                                server to the network: whoever has the URL (its secret token) can
+                                read the profile and ask for symbols, source files and
+                                disassembly of the modules found here. Requests must name
+                                the address they reach, this machine's name or localhost
+                                in Host. The URL uses that address (for 0.0.0.0, the
+                                machine's outward address or name).
     --profiler-url URL          Front-end to open. [default: $PROFILER_URL, else
                                 https://profiler.firefox.com]
     --read-timeout SECS         Drop a client that stalls this long mid-request or

@@ -402,3 +402,71 @@ fn a_stripped_file_at_the_lib_path_does_not_hide_a_symbol_dir_copy() {
         "{err}"
     );
 }
+
+/// The first stdout line of `load -P 0 -q PROFILE` with `$BROWSER` set to `browser`, and
+/// its stderr once stopped.
+#[cfg(unix)]
+fn url_when_the_browser_is(browser: &str) -> (String, String) {
+    use std::io::{BufRead, Read};
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example/profile.json");
+    let mut child = Command::new(BIN)
+        .args(["load", "-q", "-P", "0", profile])
+        .env("BROWSER", browser)
+        .env_remove("PROFILER_URL")
+        .env_remove("DEBUGINFOD_URLS")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read by a thread: a server that never prints the URL must fail the test, not hang it.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .unwrap_or_default();
+    // SIGTERM, not SIGKILL: the server removes its redirect file on the way out.
+    // SAFETY: a plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (line.trim().to_string(), err)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_browser_that_cannot_open_gives_the_url_even_when_quiet() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("cli-browser-fails");
+    // xdg-open over SSH: starts, finds no browser, exits 3.
+    let opener = dir.join("no-browser");
+    std::fs::write(&opener, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (browser, why) in [
+        (opener.to_str().unwrap(), "exited with status 3"),
+        ("/nonexistent/browser", "/nonexistent/browser"),
+    ] {
+        let (url, err) = url_when_the_browser_is(browser);
+        assert!(
+            url.starts_with("https://profiler.firefox.com/from-url/"),
+            "{url:?}; stderr: {err}"
+        );
+        assert!(
+            err.contains("could not open a browser") && err.contains(why),
+            "{err}"
+        );
+        let token = url.rsplit("%2F").next().unwrap();
+        assert!(!err.contains(token), "the token went to stderr: {err}");
+    }
+}

@@ -226,3 +226,162 @@ fn a_stalled_client_does_not_wedge_the_server() {
     drop(half);
     server.assert_alive();
 }
+
+/// A server started with `args` (and `--no-open -P 0`): the child, its stderr as it comes,
+/// and the server URL (`http://HOST:PORT/TOKEN`) from the printed profiler URL.
+fn spawn_server(
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::sync::Arc<std::sync::Mutex<String>>,
+    String,
+) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(BIN)
+        .args(["load", "--no-open", "-P", "0"])
+        .args(args)
+        .env_remove("PROFILER_URL")
+        .env_remove("DEBUGINFOD_URLS")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = collect_stderr(&mut child);
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let enc = line
+        .trim()
+        .split("symbolServer=")
+        .nth(1)
+        .unwrap_or_else(|| {
+            panic!("no URL: {line:?}; {}", stderr.lock().unwrap());
+        });
+    let base = enc.replace("%3A", ":").replace("%2F", "/");
+    (child, stderr, base)
+}
+
+/// Waits (polling, 10 s at most) until the server's stderr holds every one of `needles`.
+fn wait_for_log(stderr: &std::sync::Mutex<String>, needles: &[&str]) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = stderr.lock().unwrap().clone();
+        if needles.iter().all(|n| text.contains(n)) || std::time::Instant::now() > deadline {
+            return text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_server_on_every_address_takes_the_address_it_is_reached_by() {
+    let (mut child, stderr, base) = spawn_server(&["--address", "0.0.0.0"]);
+    let hostport = base
+        .strip_prefix("http://")
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let token = base.rsplit('/').next().unwrap().to_string();
+    assert!(!hostport.starts_with("0.0.0.0"), "unreachable URL {base}");
+    let port: u16 = hostport.rsplit(':').next().unwrap().parse().unwrap();
+    let body = br#"{"memoryMap": [], "stacks": [[]]}"#;
+    let post = |addr: std::net::SocketAddr, host: &str| {
+        http(
+            addr,
+            "POST",
+            &format!("/{token}/symbolicate/v5"),
+            host,
+            &[],
+            body,
+        )
+        .status
+    };
+    let loopback: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    // The URL's own address (the machine's outward address, or its name).
+    if let Ok(addr) = hostport.parse::<std::net::SocketAddr>() {
+        assert_eq!(post(addr, &hostport), 200, "{}", stderr.lock().unwrap());
+    } else {
+        assert_eq!(post(loopback, &hostport), 200, "{}", stderr.lock().unwrap());
+    }
+    // Any other address of the machine, named as the client reached it.
+    if cfg!(target_os = "linux") {
+        let alias: std::net::SocketAddr = ([127, 0, 0, 2], port).into();
+        assert_eq!(post(alias, &format!("127.0.0.2:{port}")), 200);
+    }
+    // The machine's name.
+    if let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        assert_eq!(post(loopback, &format!("{}:{port}", name.trim())), 200);
+    }
+    // A name that is not this machine's is still refused (DNS rebinding).
+    assert_eq!(post(loopback, &format!("evil.example:{port}")), 403);
+    let log = wait_for_log(&stderr, &["Reachable from other machines"]);
+    assert!(log.contains("Reachable from other machines"), "{log}");
+    assert!(!log.contains(&token), "{log}");
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // A loopback alias: the URL uses it, and requests naming it pass.
+    if cfg!(target_os = "linux") {
+        let (mut child, _stderr, base) = spawn_server(&["--address", "127.0.0.2"]);
+        assert!(base.starts_with("http://127.0.0.2:"), "{base}");
+        let hostport = base[7..].split('/').next().unwrap();
+        let token = base.rsplit('/').next().unwrap();
+        let addr: std::net::SocketAddr = hostport.parse().unwrap();
+        let r = http(
+            addr,
+            "POST",
+            &format!("/{token}/symbolicate/v5"),
+            hostport,
+            &[],
+            body,
+        );
+        assert_eq!(r.status, 200);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+#[test]
+fn every_request_is_logged_with_its_status_and_without_the_token() {
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example/profile.json");
+    let (mut child, stderr, base) = spawn_server(&["--address", "127.0.0.1", profile]);
+    let addr: std::net::SocketAddr = base[7..].split('/').next().unwrap().parse().unwrap();
+    let token = base.rsplit('/').next().unwrap();
+    let host = addr.to_string();
+    let api = format!("/{token}/symbolicate/v5");
+    assert_eq!(
+        http(addr, "POST", &api, &host, &[], b"{not json").status,
+        400
+    );
+    let foreign = format!("evil.example:{}", addr.port());
+    assert_eq!(http(addr, "POST", &api, &foreign, &[], b"{}").status, 403);
+    assert_eq!(
+        http(addr, "GET", "/nothing/here", &host, &[], b"").status,
+        404
+    );
+    let profile_path = format!("/{token}/profile.json");
+    assert_eq!(
+        http(addr, "GET", &profile_path, &host, &[], b"").status,
+        200
+    );
+    let size = std::fs::metadata(profile).unwrap().len();
+    let lines = [
+        "POST /…/symbolicate/v5 400: 9 bytes in, ".to_string(),
+        "POST /…/symbolicate/v5 403: 0 bytes in, ".to_string(),
+        "(Host: evil.example:".to_string(),
+        "GET /nothing/here 404: 0 bytes in".to_string(),
+        format!("GET /…/profile.json 200: 0 bytes in, {size} out"),
+    ];
+    let needles: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let log = wait_for_log(&stderr, &needles);
+    for n in &needles {
+        assert!(log.contains(n), "{n:?} not logged:\n{log}");
+    }
+    assert!(!log.contains(token), "the token was logged:\n{log}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

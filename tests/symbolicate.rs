@@ -327,3 +327,248 @@ fn sidecar_answers_like_the_live_resolver_without_the_binaries() {
             .all(|f| f.get("function").is_none())
     );
 }
+
+/// Every file in `dir`, by name.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn an_unwritable_sidecar_leaves_no_output_at_all() {
+    let dir = scratch("ci-all-or-nothing");
+    let input = linux_profile(&dir);
+    let out = dir.join("out.json");
+    // Tests may run as root, who ignores permission bits: the sidecar's "folder" is a
+    // regular file, which fails for everyone.
+    let blocker = dir.join("blocker");
+    std::fs::write(&blocker, "a file, not a folder").unwrap();
+    let side = blocker.join("p.syms.json");
+    let o = run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--sidecar",
+        side.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("cannot write the sidecar {}", side.display()))
+            && err.contains(&format!("{} is not a folder", blocker.display())),
+        "{err}"
+    );
+    assert!(!err.contains(".tmp") && !err.contains("resolved"), "{err}");
+    assert!(!out.exists(), "-o was written although the sidecar failed");
+    assert_eq!(names_in(&dir), ["blocker", "linux.json"]);
+
+    // A folder that takes no new file (only found when writing, after -o was made).
+    if cfg!(target_os = "linux") {
+        let o = run(&[
+            "symbolicate",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--sidecar=/proc/self/p.syms.json",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("cannot write the sidecar /proc/self/p.syms.json")
+                && err.contains("folder /proc/self"),
+            "{err}"
+        );
+        assert!(!err.contains(".tmp"), "{err}");
+        assert!(!out.exists(), "-o was written although the sidecar failed");
+        assert_eq!(names_in(&dir), ["blocker", "linux.json"]);
+    }
+}
+
+/// A processed profile (the profiler's own format, as saved from it) of two corpus libs:
+/// `(lib index, offset)` frames, one without an address and one outside every lib. The
+/// tables are the thread's (versions before 60) or in `shared` (60 and later).
+fn processed_profile(
+    dir: &Path,
+    libs: &[&Truth],
+    frames: &[(usize, u64)],
+    shared: bool,
+) -> PathBuf {
+    let libs_json: Vec<Value> = libs
+        .iter()
+        .map(|t| {
+            let image = t.image();
+            let name = image.file_name().unwrap().to_str().unwrap().to_string();
+            json!({"name": name, "debugName": name, "path": image, "debugPath": image,
+                   "breakpadId": t.breakpad_id(), "codeId": t.header["code_id"],
+                   "arch": "x86_64"})
+        })
+        .collect();
+    // One resource and one func per lib, then a func without a resource.
+    let n = libs.len() as i64;
+    let mut address: Vec<i64> = frames.iter().map(|&(_, o)| o as i64).collect();
+    let mut func: Vec<i64> = frames.iter().map(|&(l, _)| l as i64).collect();
+    address.extend([-1, 0x1234]);
+    func.extend([0, n]);
+    let len = address.len();
+    let tables = json!({
+        "frameTable": {"address": address, "func": func, "inlineDepth": vec![0; len],
+                       "category": vec![Value::Null; len], "length": len},
+        "funcTable": {"resource": (0..n).chain([-1]).collect::<Vec<_>>(),
+                      "name": (0..=n).collect::<Vec<_>>(), "length": n + 1},
+        "resourceTable": {"lib": (0..n).collect::<Vec<_>>(),
+                          "name": (0..n).collect::<Vec<_>>(), "length": n},
+        "stringArray": ["0x10", "0x20"],
+    });
+    let mut thread = json!({"name": "GeckoMain", "samples": {"stack": [], "length": 0}});
+    let mut profile = json!({
+        "meta": {"preprocessedProfileVersion": if shared { 70 } else { 49 }, "version": 24,
+                 "interval": 1.0, "symbolicated": false, "categories": []},
+        "libs": libs_json,
+    });
+    if shared {
+        profile["shared"] = tables;
+    } else {
+        for (k, v) in tables.as_object().unwrap() {
+            thread[k] = v.clone();
+        }
+    }
+    profile["threads"] = json!([thread]);
+    let p = dir.join("processed.json");
+    std::fs::write(&p, serde_json::to_vec_pretty(&profile).unwrap()).unwrap();
+    p
+}
+
+/// The function a sidecar gives for each (debugName, offset).
+fn sidecar_names(path: &Path) -> Vec<(String, u64, String)> {
+    let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let strings = v["string_table"].as_array().unwrap();
+    let mut out = Vec::new();
+    for m in v["data"].as_array().unwrap() {
+        let table = m["symbol_table"].as_array().unwrap();
+        for k in m["known_addresses"].as_array().unwrap() {
+            let entry = &table[k[1].as_u64().unwrap() as usize];
+            let name = strings[entry["symbol"].as_u64().unwrap() as usize].as_str();
+            out.push((
+                m["debug_name"].as_str().unwrap().to_string(),
+                k[0].as_u64().unwrap(),
+                name.unwrap().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_processed_profile_gets_a_sidecar_and_no_pretend_rewrite() {
+    let dir = scratch("ci-processed");
+    let truths = [
+        Truth::load(&corpus().join("truth/elf/libmathlib.so.truth.json")),
+        Truth::load(&corpus().join("truth/elf/shapes-gcc-O2-dwarf4.truth.json")),
+    ];
+    // A few addresses inside functions of each lib, with their expected names.
+    let mut frames = Vec::new();
+    let mut expected = Vec::new();
+    for (l, t) in truths.iter().enumerate() {
+        for a in t
+            .addresses
+            .iter()
+            .filter(|a| a["expect"]["found"] == json!(true))
+            .take(3)
+        {
+            let offset = parse_hex(a["module_offset"].as_str().unwrap());
+            frames.push((l, offset));
+            expected.push((l, offset, a["expect"].clone()));
+        }
+    }
+    for shared in [false, true] {
+        processed_profile_case(&dir, &truths, &frames, &expected, shared);
+    }
+}
+
+fn processed_profile_case(
+    dir: &Path,
+    truths: &[Truth; 2],
+    frames: &[(usize, u64)],
+    expected: &[(usize, u64, Value)],
+    shared: bool,
+) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    let input = processed_profile(dir, &[&truths[0], &truths[1]], frames, shared);
+
+    // -o cannot do what the profiler does: refused, with the way to get it symbolicated.
+    let out = dir.join("out.json");
+    let o = run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("processed profile")
+            && err.contains(&format!("profiler-symbol-server load {}", input.display()))
+            && err.contains("--sidecar"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    assert_eq!(names_in(dir), ["processed.json"]);
+
+    // --sidecar: the symbols of every address of the profile's tables.
+    let side = dir.join("processed.syms.json");
+    let o = run(&["symbolicate", input.to_str().unwrap(), "--sidecar"]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    // The frame without an address and the one outside every lib are no lib's addresses.
+    let n = frames.len();
+    assert!(
+        err.contains(&format!("2 module(s), {n} of {n} addresses resolved")),
+        "{err}"
+    );
+    let got = sidecar_names(&side);
+    for (l, offset, e) in expected {
+        let lib = truths[*l].image();
+        let lib = lib.file_name().unwrap().to_str().unwrap();
+        let Some((_, _, name)) = got.iter().find(|(m, o, _)| m == lib && o == offset) else {
+            panic!("{lib} {offset:#x} missing from the sidecar: {got:?}");
+        };
+        let spellings: Vec<&str> = ["function", "function_llvm", "function_short"]
+            .iter()
+            .filter_map(|k| e[*k].as_str())
+            .collect();
+        assert!(
+            name_matches(name, &spellings),
+            "{lib} {offset:#x}: {name}, expected {spellings:?} (shared tables: {shared})"
+        );
+    }
+    assert_eq!(got.len(), n, "{got:?}");
+}
+
+#[test]
+fn json_that_is_no_profile_is_refused_and_nothing_is_written() {
+    let dir = scratch("ci-not-a-profile");
+    let input = dir.join("config.json");
+    std::fs::write(&input, r#"{"name": "not a profile", "threads": 3}"#).unwrap();
+    let out = dir.join("out.json");
+    let o = run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--sidecar",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("config.json: not a profile") && err.contains("meta"),
+        "{err}"
+    );
+    assert_eq!(names_in(&dir), ["config.json"]);
+}

@@ -31,6 +31,25 @@ pub struct ProcessInfo {
     pub path: Vec<usize>,
     pub libs: Vec<Lib>,
     pub addresses: std::collections::BTreeSet<u64>,
+    /// The object has a `meta` object (every Gecko and processed profile has one).
+    pub has_meta: bool,
+    /// A processed profile (`meta.preprocessedProfileVersion`, or a thread whose
+    /// `frameTable` has an `address` column): its frames are in tables, not strings.
+    pub processed: bool,
+    /// For each of `libs`, its index in the object's own `libs` array (entries without a
+    /// debug name or ID are dropped, so the two differ); `usize::MAX` for a thread's libs.
+    pub lib_positions: Vec<usize>,
+    /// A processed profile's native frames: (index in the `libs` array, module offset),
+    /// from `frameTable.address` → `func` → `funcTable.resource` → `resourceTable.lib`.
+    pub lib_frames: std::collections::BTreeSet<(usize, u64)>,
+}
+
+impl ProcessInfo {
+    /// The lib at index `i` of the object's own `libs` array, if it has a name and ID.
+    pub fn lib_at(&self, i: usize) -> Option<&Lib> {
+        let k = self.lib_positions.iter().position(|&p| p == i)?;
+        self.libs.get(k)
+    }
 }
 
 /// What to read.
@@ -133,11 +152,13 @@ fn array<R: Read>(
 fn libs<R: Read>(
     inp: &mut Input<R>,
     out: &mut Vec<Lib>,
+    positions: &mut Vec<usize>,
+    own: bool,
     budget: &mut Budget,
 ) -> Result<(), String> {
     inp.whitespace(|_| {})?;
     match inp.peek()? {
-        Some(b'[') => lib_entries(inp, out, budget),
+        Some(b'[') => lib_entries(inp, out, positions, own, budget),
         Some(b'"') => {
             // Its entries are counted as they are read, not the string itself.
             let raw = inp.bounded_value(budget.bytes, "the libs string")?;
@@ -149,7 +170,7 @@ fn libs<R: Read>(
             if inner.peek()? != Some(b'[') {
                 return Err("libs string: not an array".into());
             }
-            lib_entries(&mut inner, out, budget)
+            lib_entries(&mut inner, out, positions, own, budget)
         }
         // An object has no entries to give (passed over, not buffered).
         Some(b'{') => inp.skip_value(),
@@ -165,9 +186,11 @@ fn libs<R: Read>(
 fn lib_entries<R: Read>(
     inp: &mut Input<R>,
     out: &mut Vec<Lib>,
+    positions: &mut Vec<usize>,
+    own: bool,
     budget: &mut Budget,
 ) -> Result<(), String> {
-    array(inp, |inp, _| {
+    array(inp, |inp, i| {
         let bytes = inp.bounded_value(budget.bytes, "the profile's libs (all processes)")?;
         budget.bytes -= bytes.len();
         let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("libs: {e}"))?;
@@ -179,6 +202,7 @@ fn lib_entries<R: Read>(
             }
             budget.libs -= 1;
             out.push(lib);
+            positions.push(if own { i } else { usize::MAX });
         }
         Ok(())
     })
@@ -228,9 +252,18 @@ fn process<R: Read>(
         libs_or_threads |= key == b"libs" || key == b"threads";
         match key.as_slice() {
             b"libs" => {
-                libs(inp, &mut out[index].libs, budget)?;
+                let p = &mut out[index];
+                libs(inp, &mut p.libs, &mut p.lib_positions, true, budget)?;
                 if want == Want::RootLibs {
                     return Ok(true);
+                }
+            }
+            b"meta" => {
+                out[index].has_meta = inp.peek_object()?;
+                if want == Want::LibsAndAddresses {
+                    out[index].processed |= meta_is_processed(inp)?;
+                } else {
+                    inp.skip_value()?;
                 }
             }
             b"processes" if want != Want::RootLibs => array(inp, |inp, i| {
@@ -238,6 +271,11 @@ fn process<R: Read>(
                 sub.push(i);
                 process(inp, out, sub, want, budget).map(|_| ())
             })?,
+            // Processed profiles since version 60 keep one frame, func and resource table
+            // for all threads here; read like a thread's.
+            b"shared" if want == Want::LibsAndAddresses => {
+                thread(inp, &mut out[index], want, budget)?
+            }
             b"threads" if want != Want::RootLibs => {
                 let p = &mut out[index];
                 array(inp, |inp, _| thread(inp, p, want, budget))?
@@ -265,10 +303,28 @@ fn thread<R: Read>(
     }
     inp.next_byte()?;
     let mut first = true;
+    let mut tables = Tables::default();
+    let addresses = want == Want::LibsAndAddresses;
     while let Some(key) = next_key(inp, first)? {
         first = false;
         match key.as_slice() {
-            b"libs" => libs(inp, &mut p.libs, budget)?,
+            b"libs" => libs(inp, &mut p.libs, &mut p.lib_positions, false, budget)?,
+            b"frameTable" if addresses => {
+                let [address, func] = columns(inp, [b"address", b"func"])?;
+                if address.is_some() {
+                    p.processed = true;
+                }
+                tables.address = address.unwrap_or_default();
+                tables.func = func.unwrap_or_default();
+            }
+            b"funcTable" if addresses => {
+                let [resource] = columns(inp, [b"resource"])?;
+                tables.resource = resource.unwrap_or_default();
+            }
+            b"resourceTable" if addresses => {
+                let [lib] = columns(inp, [b"lib"])?;
+                tables.lib = lib.unwrap_or_default();
+            }
             b"stringTable" if want == Want::LibsAndAddresses => array(inp, |inp, _| {
                 inp.whitespace(|_| {})?;
                 if inp.peek()? == Some(b'"') {
@@ -283,7 +339,89 @@ fn thread<R: Read>(
             _ => inp.skip_value()?,
         }
     }
+    tables.frames_into(&mut p.lib_frames);
     Ok(())
+}
+
+/// A processed thread's columns that lead from a frame to its lib (-1: none).
+#[derive(Default)]
+struct Tables {
+    address: Vec<i64>,
+    func: Vec<i64>,
+    resource: Vec<i64>,
+    lib: Vec<i64>,
+}
+
+impl Tables {
+    /// (lib index, module offset) of every frame with an address inside a lib. Indexes out
+    /// of range (a broken table) lead nowhere rather than fail.
+    fn frames_into(&self, out: &mut std::collections::BTreeSet<(usize, u64)>) {
+        let at = |v: &[i64], i: i64| usize::try_from(i).ok().and_then(|i| v.get(i).copied());
+        for (i, &address) in self.address.iter().enumerate() {
+            let Ok(offset) = u64::try_from(address) else {
+                continue;
+            };
+            let lib = self
+                .func
+                .get(i)
+                .and_then(|&f| at(&self.resource, f))
+                .and_then(|r| at(&self.lib, r))
+                .and_then(|l| usize::try_from(l).ok());
+            if let Some(lib) = lib {
+                out.insert((lib, offset));
+            }
+        }
+    }
+}
+
+/// Whether a `meta` object says the profile is processed (`preprocessedProfileVersion`).
+fn meta_is_processed<R: Read>(inp: &mut Input<R>) -> Result<bool, String> {
+    if !inp.peek_object()? {
+        return inp.skip_value().map(|()| false);
+    }
+    inp.next_byte()?;
+    let mut found = false;
+    let mut first = true;
+    while let Some(key) = next_key(inp, first)? {
+        first = false;
+        found |= key == b"preprocessedProfileVersion";
+        inp.skip_value()?;
+    }
+    Ok(found)
+}
+
+/// The named columns of a table object (`{"address": [..], "length": n, ..}`), each an
+/// array of integers (null and anything else: -1); `None` for a column not there.
+fn columns<R: Read, const N: usize>(
+    inp: &mut Input<R>,
+    names: [&[u8]; N],
+) -> Result<[Option<Vec<i64>>; N], String> {
+    let mut out: [Option<Vec<i64>>; N] = std::array::from_fn(|_| None);
+    if !inp.peek_object()? {
+        inp.skip_value()?;
+        return Ok(out);
+    }
+    inp.next_byte()?;
+    let mut first = true;
+    while let Some(key) = next_key(inp, first)? {
+        first = false;
+        let Some(k) = names.iter().position(|n| *n == key.as_slice()) else {
+            inp.skip_value()?;
+            continue;
+        };
+        let mut column = Vec::new();
+        array(inp, |inp, _| {
+            inp.whitespace(|_| {})?;
+            let raw = inp.bounded_value(64, "a table entry")?;
+            let n = std::str::from_utf8(&raw)
+                .ok()
+                .and_then(|t| t.parse::<i64>().ok());
+            column.push(n.unwrap_or(-1));
+            Ok(())
+        })?;
+        out[k] = Some(column);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

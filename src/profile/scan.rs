@@ -27,6 +27,13 @@ impl<R: Read> Input<R> {
         }
     }
 
+    /// Whether the next value (after whitespace) is an object; nothing is consumed but
+    /// the whitespace.
+    pub fn peek_object(&mut self) -> Result<bool, String> {
+        self.whitespace(|_| {})?;
+        Ok(self.peek()? == Some(b'{'))
+    }
+
     pub fn peek(&mut self) -> Result<Option<u8>, String> {
         if self.pos == self.len {
             self.consumed += self.len as u64;

@@ -9,8 +9,13 @@ use std::process::{Command, Stdio};
 
 /// Opens `url` in the default browser through a redirect file; gives the file's path (no
 /// secret in it). `$BROWSER`, when set, is the opener (as for xdg-open: the first of a
-/// `:`-separated list, `%s` standing for what to open, else it comes last).
-pub fn open_browser(url: &str) -> Result<PathBuf, String> {
+/// `:`-separated list, `%s` standing for what to open, else it comes last). An opener
+/// that starts and then fails (xdg-open exits 3 without a browser, over SSH) is only
+/// known later: `failed` is then called, from another thread, with the reason.
+pub fn open_browser(
+    url: &str,
+    failed: impl FnOnce(String) + Send + 'static,
+) -> Result<PathBuf, String> {
     let file = redirect_file(url)?;
     let mut cmd = opener(&file);
     let spawned = cmd
@@ -22,7 +27,15 @@ pub fn open_browser(url: &str) -> Result<PathBuf, String> {
         Ok(mut child) => {
             // The opener exits once it has handed the file over; reap it so no zombie
             // stays for the life of the server (the loop itself never waits on it).
-            std::thread::spawn(move || child.wait());
+            let program = cmd.get_program().to_string_lossy().into_owned();
+            std::thread::spawn(move || match child.wait() {
+                Ok(status) if status.success() => {}
+                Ok(status) => failed(match status.code() {
+                    Some(code) => format!("{program} exited with status {code}"),
+                    None => format!("{program} was stopped ({status})"),
+                }),
+                Err(e) => failed(format!("{program}: {e}")),
+            });
             Ok(file)
         }
         Err(e) => Err(format!(

@@ -115,13 +115,44 @@ pub(super) fn send(request: Request, response: Response<Box<dyn Read + Send>>, p
     }
 }
 
+/// One line of the request log (stderr): method, path without the token, status, bytes
+/// in and out, time since the request arrived. Failures show like successes.
+pub(super) fn log_request(
+    request: &Request,
+    path: &str,
+    response: &Response<Box<dyn Read + Send>>,
+    bytes_in: usize,
+    started: Instant,
+    note: &str,
+) {
+    let out = response
+        .data_length()
+        .map_or_else(|| "streamed".to_string(), |n| n.to_string());
+    crate::elog!(
+        "{} {path} {}: {bytes_in} bytes in, {out} out, {:.0} ms{note}",
+        request.method(),
+        response.status_code().0,
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+}
+
 /// The answer to a request whose `Host` is not this server's (DNS rebinding), decided
-/// from its head alone: its body is never read.
-pub(super) fn host_refusal(headers: &[Header], allowed: &[String]) -> Option<tiny_http::Refusal> {
+/// from its head alone: its body is never read. Allowed: the names in `allowed`, and the
+/// address the client connected to (`local`), which is what a browser sends for a URL
+/// with that address; a rebinding page sends its own DNS name instead.
+pub(super) fn host_refusal(
+    headers: &[Header],
+    allowed: &[String],
+    local: Option<std::net::SocketAddr>,
+) -> Option<tiny_http::Refusal> {
     let ok = headers
         .iter()
         .find(|h| h.field.equiv("Host"))
-        .is_some_and(|h| allowed.contains(&h.value.as_str().to_ascii_lowercase()));
+        .is_some_and(|h| {
+            let host = h.value.as_str().to_ascii_lowercase();
+            allowed.contains(&host)
+                || local.is_some_and(|l| super::addresses::of_connection(l).contains(&host))
+        });
     (!ok).then(|| {
         (
             403,

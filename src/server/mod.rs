@@ -9,12 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use tiny_http::{Header, Method, Request, Response, StatusCode};
+use tiny_http::{Method, Request, Response, StatusCode};
 
 use crate::api::{Api, ApiError};
 use crate::cli::{PortSpec, ServerOptions};
 use crate::profile::ProfileFile;
 
+mod addresses;
 mod browser;
 mod http;
 mod parked;
@@ -25,7 +26,7 @@ pub use token::{random_bytes, random_token};
 
 use http::{
     error_response, header, host_refusal, index_page, json_answer, json_bytes, json_response,
-    paced, path_refusal, preflight, read_body, send,
+    log_request, paced, path_refusal, preflight, read_body, send,
 };
 
 /// Largest request body accepted (413 beyond, the body left unread).
@@ -108,13 +109,16 @@ pub struct Server {
     http: tiny_http::Server,
     token: String,
     local: SocketAddr,
-    allowed_hosts: Vec<String>,
+    /// `host:port` of the printed URLs.
+    url_host: String,
     profile: Option<ProfileFile>,
     api: Api,
     profiler_url: String,
     quiet: bool,
     /// Requests waiting for downloads, and the one `under_prefix` just asked to park.
     parked: parked::Parking,
+    /// Bytes of the body of the request being served (for its log line).
+    body_in: usize,
 }
 
 impl Server {
@@ -129,19 +133,26 @@ impl Server {
             .local_addr()
             .map_err(|e| ServerError(format!("cannot read the listening address: {e}")))?;
         let port = local.port();
-        let own = match local.ip() {
-            IpAddr::V6(ip) => format!("[{ip}]:{port}"),
-            IpAddr::V4(ip) => format!("{ip}:{port}"),
-        };
-        let allowed_hosts = vec![
-            own,
+        // Besides these, a request may name the address it connected to (see
+        // `host_refusal`): for a server on 0.0.0.0, each of the machine's addresses.
+        let mut hosts = vec![
             format!("localhost:{port}"),
             format!("127.0.0.1:{port}"),
             format!("[::1]:{port}"),
         ];
-        let hosts = allowed_hosts.clone();
+        if !local.ip().is_loopback() {
+            // Reachable from the network on purpose: the machine's name is fine too.
+            if let Some(name) = addresses::hostname() {
+                hosts.push(format!("{name}:{port}"));
+            }
+        }
+        let url_host = addresses::url_host(local);
+        if !hosts.contains(&url_host) {
+            hosts.push(url_host.clone());
+        }
         let token = random_token()?;
         let secret = token.clone();
+        let log_token = token.clone();
         let limits = tiny_http::Limits {
             read_timeout: opts.read_timeout,
             write_timeout: WRITE_TIMEOUT,
@@ -154,12 +165,31 @@ impl Server {
             uncounted_body: UNCOUNTED_BODY,
             // Decided from the head, before a byte of the body is read: a stranger (wrong
             // Host, or no token) costs no memory however big a body it announces.
-            head_check: Some(Arc::new(
-                move |method: &Method, url: &str, headers: &[Header]| {
-                    host_refusal(headers, &hosts)
-                        .or_else(|| path_refusal(method, url, headers, &secret))
-                },
-            )),
+            head_check: Some(Arc::new(move |head: &tiny_http::Head<'_>| {
+                host_refusal(head.headers, &hosts, head.local)
+                    .or_else(|| path_refusal(head.method, head.url, head.headers, &secret))
+            })),
+            // Requests refused by the connection's thread never reach the loop: logged
+            // there, so that a 403 or 413 is as visible as any other answer.
+            on_refusal: (!quiet).then(|| {
+                Arc::new(move |head: &tiny_http::Head<'_>, status: u16, out: usize| {
+                    let host = match status {
+                        403 => match head.headers.iter().find(|h| h.field.equiv("Host")) {
+                            Some(h) => format!(
+                                " (Host: {})",
+                                h.value.as_str().chars().take(100).collect::<String>()
+                            ),
+                            None => " (no Host)".to_string(),
+                        },
+                        _ => String::new(),
+                    };
+                    crate::elog!(
+                        "{} {} {status}: 0 bytes in, {out} out, refused before the body{host}",
+                        head.method,
+                        token::log_path(head.url, &log_token)
+                    );
+                }) as Arc<tiny_http::RefusalLog>
+            }),
         };
         let http = tiny_http::Server::from_listener_with_limits(listener, limits)
             .map_err(|e| ServerError(format!("cannot start the HTTP server: {e}")))?;
@@ -167,22 +197,42 @@ impl Server {
             http,
             token,
             local,
-            allowed_hosts,
+            url_host,
             profile,
             api,
             profiler_url: opts.profiler_url.clone(),
             quiet,
             parked: Default::default(),
+            body_in: 0,
         })
     }
 
     /// `http://ADDR:PORT/<token>`: the base of every API path.
     pub fn server_url(&self) -> String {
-        format!("http://{}/{}", self.allowed_hosts[0], self.token)
+        format!("http://{}/{}", self.url_host, self.token)
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.local
+    }
+
+    /// For a server reachable from the network: where, what that exposes, and what a
+    /// browser elsewhere needs (no token: this goes to stderr).
+    pub fn exposure_note(&self) -> Option<String> {
+        if self.local.ip().is_loopback() {
+            return None;
+        }
+        let mut note = format!(
+            "Reachable from other machines as http://{} (the address in the URL): whoever has the URL, with its secret token, can read the profile and ask for symbols, source files and disassembly of the modules found on this machine.",
+            self.url_host
+        );
+        if self.profiler_url.starts_with("https://") {
+            note.push_str(&format!(
+                " Browsers refuse an http:// server other than localhost to an https:// front-end: elsewhere, use --profiler-url with a front-end served over http://, or forward the port (ssh -L {0}:127.0.0.1:{0} THIS-MACHINE) and put 127.0.0.1:{0} in the URL.",
+                self.local.port()
+            ));
+        }
+        Some(note)
     }
 
     /// The front-end URL that loads the profile (if any) and uses this symbol server.
@@ -220,6 +270,8 @@ impl Server {
     }
 
     fn serve(&mut self, mut request: Request) {
+        let started = std::time::Instant::now();
+        self.body_in = 0;
         // The Host and token checks, the body limit and the reading of the body were done
         // by the connection's own thread (limits.rs in the patched tiny_http): the body is
         // in memory here, and nothing below waits on the client but writing the answer.
@@ -234,7 +286,11 @@ impl Server {
                 } else {
                     json_response(404, &json!({"error": "not found"}), false)
                 };
-                let _ = request.respond(response);
+                let shown = token::log_path(&url, &self.token);
+                if !self.quiet {
+                    log_request(&request, &shown, &response, 0, started, "");
+                }
+                send(request, response, &shown);
                 return;
             }
         };
@@ -253,7 +309,11 @@ impl Server {
             return;
         }
         // Log lines name the path without the token.
-        send(request, response, &format!("/…{rest}"));
+        let shown = format!("/…{rest}");
+        if !self.quiet {
+            log_request(&request, &shown, &response, self.body_in, started, "");
+        }
+        send(request, response, &shown);
     }
 
     fn under_prefix(
@@ -269,21 +329,12 @@ impl Server {
             (Method::Get | Method::Head, "/profile.json") => self.profile_response(),
             (Method::Post, api_path) if api_path.len() > 1 => match read_body(request) {
                 Ok(body) => {
-                    let started = std::time::Instant::now();
+                    self.body_in = body.len();
                     let Some(answer) = self.api.handle_or_wait(api_path, &body, true) else {
                         // Answered later, from the loop, when its downloads are done.
                         self.parked.to_park = Some((api_path.to_string(), body));
                         return json_bytes(202, Vec::new(), true);
                     };
-                    if !self.quiet {
-                        // Progress on long work: what each request cost.
-                        crate::elog!(
-                            "{api_path}: {} bytes in, {} out, {:.0} ms",
-                            body.len(),
-                            answer.as_ref().map_or(0, crate::api::Answer::len),
-                            started.elapsed().as_secs_f64() * 1000.0
-                        );
-                    }
                     match answer {
                         Ok(answer) => json_answer(200, answer),
                         Err(e) => error_response(&e),

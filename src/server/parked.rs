@@ -83,14 +83,18 @@ impl Server {
                 ),
             };
             let w = self.parked.waiting.swap_remove(i);
+            let shown = format!("/…{path}");
             if !self.quiet {
-                crate::elog!(
-                    "{path}: {} bytes in, answered after {:.0} ms of downloads",
+                super::log_request(
+                    &w.request,
+                    &shown,
+                    &response,
                     body.len(),
-                    w.since.elapsed().as_secs_f64() * 1000.0
+                    w.since,
+                    ", after downloads",
                 );
             }
-            super::send(w.request, response, &path);
+            super::send(w.request, response, &shown);
         }
     }
 }

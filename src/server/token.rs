@@ -97,6 +97,20 @@ pub fn under_token<'a>(path: &'a str, token: &str) -> Option<&'a str> {
     (rest.is_empty() || rest.starts_with('/')).then_some(rest)
 }
 
+/// A request's path as log lines show it: without its query, the token (wherever it
+/// appears, a near miss under the prefix included) replaced by `…`, at most 120 characters.
+pub fn log_path(url: &str, token: &str) -> String {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let shown = match under_token(path, token) {
+        Some(rest) => format!("/…{rest}"),
+        None => path.replace(token, "…"),
+    };
+    match shown.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}…", &shown[..cut]),
+        None => shown,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +144,11 @@ mod tests {
         assert!(ct_eq(b"abc", b"abc"));
         assert!(!ct_eq(b"abc", b"abd"));
         assert!(!ct_eq(b"abc", b"ab"));
+        assert_eq!(
+            log_path(&format!("/{t}/symbolicate/v5?x={t}"), t),
+            "/…/symbolicate/v5"
+        );
+        assert_eq!(log_path(&format!("/x/{t}/y"), t), "/x/…/y");
+        assert_eq!(log_path(&"/a".repeat(100), t).chars().count(), 121);
     }
 }

@@ -21,6 +21,8 @@ use crate::Request;
 pub struct ClientConnection {
     // address of the client
     remote_addr: IoResult<Option<SocketAddr>>,
+    /// PATCH: the address the client connected to.
+    local_addr: Option<SocketAddr>,
 
     // sequence of Readers to the stream, so that the data is not read in
     //  the wrong order
@@ -71,6 +73,7 @@ impl ClientConnection {
         budget: Arc<BodyBudget>,
     ) -> ClientConnection {
         let remote_addr = read_socket.peer_addr();
+        let local_addr = read_socket.local_addr();
         let secure = read_socket.secure();
 
         let mut source = SequentialReaderBuilder::new(BufReader::with_capacity(1024, read_socket));
@@ -80,6 +83,7 @@ impl ClientConnection {
             source,
             sink: SequentialWriterBuilder::new(BufWriter::with_capacity(1024, write_socket)),
             remote_addr,
+            local_addr,
             next_header_source: first_header,
             no_more_requests: false,
             secure,
@@ -286,12 +290,35 @@ impl ClientConnection {
 
         // PATCH: refused requests are answered from their head alone; bodies are read
         // here, whole, so the server's thread never waits on a client.
+        let head = crate::limits::Head {
+            method: &method,
+            url: &path,
+            headers: &headers,
+            local: self.local_addr,
+        };
         if let Some(check) = &self.limits.head_check {
-            if let Some((status, body)) = check(&method, &path, &headers) {
+            if let Some((status, body)) = check(&head) {
+                if let Some(log) = &self.limits.on_refusal {
+                    log(&head, status, body.len());
+                }
                 return Err(ReadError::Refused(status, body));
             }
         }
-        let body = self.read_body(&headers)?;
+        let body = match self.read_body(&headers) {
+            Err(ReadError::Refused(status, body)) => {
+                if let Some(log) = &self.limits.on_refusal {
+                    let head = crate::limits::Head {
+                        method: &method,
+                        url: &path,
+                        headers: &headers,
+                        local: self.local_addr,
+                    };
+                    log(&head, status, body.len());
+                }
+                return Err(ReadError::Refused(status, body));
+            }
+            other => other?,
+        };
 
         // building the writer for the request
         let writer = match self.pending_continue_writer.take() {

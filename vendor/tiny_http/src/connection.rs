@@ -87,6 +87,15 @@ impl Connection {
         }
     }
 
+    /// PATCH: the address the client connected to (what it may name in `Host`).
+    pub(crate) fn local_addr(&self) -> Option<SocketAddr> {
+        match self {
+            Self::Tcp(s) => s.local_addr().ok(),
+            #[cfg(unix)]
+            Self::Unix(_) => None,
+        }
+    }
+
     pub(crate) fn shutdown(&self, how: Shutdown) -> std::io::Result<()> {
         match self {
             Self::Tcp(s) => s.shutdown(how),

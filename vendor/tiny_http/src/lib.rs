@@ -115,7 +115,7 @@ pub use common::{HTTPVersion, Header, HeaderField, Method, StatusCode};
 pub use connection::{ConfigListenAddr, ListenAddr, Listener};
 pub use request::{ReadWrite, Request};
 pub use response::{Response, ResponseBox};
-pub use limits::{HeadCheck, Limits, Refusal};
+pub use limits::{Head, HeadCheck, Limits, Refusal, RefusalLog};
 
 mod client;
 mod common;

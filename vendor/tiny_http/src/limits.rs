@@ -18,8 +18,22 @@ use crate::{Header, Method};
 /// the body (JSON text) of the answer; the connection is closed after it.
 pub type Refusal = (u16, Vec<u8>);
 
-/// Decides, from the method, URL and headers alone, whether a request is refused.
-pub type HeadCheck = dyn Fn(&Method, &str, &[Header]) -> Option<Refusal> + Send + Sync;
+/// A request's head as the checks see it, with the address the client connected to
+/// (for a server bound to all addresses: the one this client reached it by).
+pub struct Head<'a> {
+    pub method: &'a Method,
+    pub url: &'a str,
+    pub headers: &'a [Header],
+    pub local: Option<std::net::SocketAddr>,
+}
+
+/// Decides, from the head alone, whether a request is refused.
+pub type HeadCheck = dyn Fn(&Head<'_>) -> Option<Refusal> + Send + Sync;
+
+/// Told of every request refused by the connection's thread (head check, body limits,
+/// bad `Content-Length`): its head, the status, and the bytes of the answer's body. These
+/// never reach the caller's loop, which would otherwise not know of them.
+pub type RefusalLog = dyn Fn(&Head<'_>, u16, usize) + Send + Sync;
 
 #[derive(Clone)]
 pub struct Limits {
@@ -45,6 +59,7 @@ pub struct Limits {
     pub bodies_in_flight: u64,
     pub uncounted_body: u64,
     pub head_check: Option<Arc<HeadCheck>>,
+    pub on_refusal: Option<Arc<RefusalLog>>,
 }
 
 impl Default for Limits {
@@ -60,6 +75,7 @@ impl Default for Limits {
             bodies_in_flight: u64::MAX,
             uncounted_body: 0,
             head_check: None,
+            on_refusal: None,
         }
     }
 }

@@ -45,6 +45,14 @@ impl Stream {
         }
     }
 
+    fn local_addr(&self) -> Option<SocketAddr> {
+        match self {
+            Stream::Http(tcp_stream) => tcp_stream.local_addr(),
+            #[cfg(any(feature = "ssl-openssl", feature = "ssl-rustls"))]
+            Stream::Https(_) => None,
+        }
+    }
+
     fn shutdown(&mut self, how: Shutdown) -> IoResult<()> {
         match self {
             Stream::Http(tcp_stream) => tcp_stream.shutdown(how),
@@ -120,6 +128,11 @@ impl RefinedTcpStream {
 
     pub(crate) fn peer_addr(&mut self) -> IoResult<Option<SocketAddr>> {
         self.stream.peer_addr()
+    }
+
+    /// PATCH: the address the client connected to.
+    pub(crate) fn local_addr(&self) -> Option<SocketAddr> {
+        self.stream.local_addr()
     }
 }
 
