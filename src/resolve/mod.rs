@@ -55,7 +55,8 @@ pub enum Module {
     /// A Breakpad `.sym` file, indexed.
     Breakpad(breakpad::SymFile),
     /// A module of the profile's `.syms.json` sidecar.
-    Sidecar(sidecar::SidecarModule),
+    /// Shared with the store, which keeps the parsed sidecar for the whole run.
+    Sidecar(std::rc::Rc<sidecar::SidecarModule>),
 }
 
 impl Module {

@@ -29,7 +29,7 @@ pub const DEFAULT_MAX_MODULES: usize = 32;
 pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
 
 /// A sidecar's modules by (debug name, upper-case debug ID).
-type SidecarModules = std::collections::HashMap<(String, String), SidecarModule>;
+type SidecarModules = std::collections::HashMap<(String, String), Rc<SidecarModule>>;
 
 /// Hashes module offsets: a multiply spreads them well, at a fraction of SipHash's cost
 /// (a warm request of 100 000 addresses is mostly these lookups and the writing).
@@ -309,19 +309,22 @@ impl SymbolStore {
     }
 
     /// The sidecar's entry for a module, if there is a sidecar and it has one.
-    fn take_from_sidecar(
+    fn from_sidecar(
         &mut self,
         debug_name: &str,
         breakpad_id: &str,
     ) -> Option<Result<Module, LoadError>> {
         let (path, parsed) = self.sidecar.as_mut()?;
-        let modules = match parsed.get_or_insert_with(|| sidecar::load(path)) {
+        // Parsed once and kept: a module evicted from the cache is handed out again.
+        let modules = match parsed.get_or_insert_with(|| {
+            sidecar::load(path).map(|m| m.into_iter().map(|(k, v)| (k, Rc::new(v))).collect())
+        }) {
             Ok(m) => m,
             Err(e) => return Some(Err(e.clone())),
         };
         let key = (debug_name.to_string(), breakpad_id.to_ascii_uppercase());
-        Some(match modules.remove(&key) {
-            Some(m) => Ok(Module::Sidecar(m)),
+        Some(match modules.get(&key) {
+            Some(m) => Ok(Module::Sidecar(m.clone())),
             None => Err(LoadError::new(
                 "NotFound",
                 path,
@@ -585,7 +588,7 @@ impl SymbolStore {
             }
         }
         // 6. The profile's sidecar.
-        match self.take_from_sidecar(debug_name, breakpad_id) {
+        match self.from_sidecar(debug_name, breakpad_id) {
             Some(Ok(module)) => {
                 let module = Rc::new(LoadedModule::new(module, None));
                 self.insert(debug_name, breakpad_id, module.clone());
@@ -839,5 +842,41 @@ mod tests {
             ]
         );
         assert_eq!(r, ["https://msdl.microsoft.com/download/symbols"]);
+    }
+
+    #[test]
+    fn sidecar_modules_answer_again_after_eviction() {
+        let dir = std::env::temp_dir().join(format!("pss-sidecar-evict-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p.syms.json");
+        let ids = [
+            "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0",
+            "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB0",
+        ];
+        let data: Vec<serde_json::Value> = ["a.so", "b.so"]
+            .iter()
+            .zip(ids)
+            .map(|(n, id)| {
+                serde_json::json!({"debug_name": n, "debug_id": id,
+                    "symbol_table": [{"rva": 0x100, "size": 0x10, "symbol": 0}],
+                    "known_addresses": [[0x104, 0]]})
+            })
+            .collect();
+        let doc = serde_json::json!({"string_table": ["f"], "data": data});
+        std::fs::write(&path, doc.to_string()).unwrap();
+        let mut store = SymbolStore::new(SymbolOptions::default(), None);
+        store.set_sidecar(path);
+        store.max_modules = 1;
+        // Each asked twice, alternating: every answer evicts the other module.
+        for _ in 0..2 {
+            for (n, id) in ["a.so", "b.so"].iter().zip(ids) {
+                let m = store
+                    .module(n, id, None)
+                    .expect("answered from the sidecar");
+                let r = m.lookup_sorted(&[0x104]).unwrap();
+                assert_eq!(&*r[0].as_ref().unwrap().function, "f");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
