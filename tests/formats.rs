@@ -611,12 +611,14 @@ fn zip64_archives_are_read() {
     )
     .unwrap();
     // Python's zipfile, an independent reader, accepts the archive.
-    let ok = std::process::Command::new("python3")
+    match std::process::Command::new("python3")
         .args(["-m", "zipfile", "-t"])
         .arg(&zip)
         .status()
-        .map(|s| s.success());
-    assert!(ok.unwrap_or(true), "python3 rejects the hand-written zip64");
+    {
+        Ok(s) => assert!(s.success(), "python3 rejects the hand-written zip64"),
+        Err(e) => skip(&format!("python3 (the zip64 oracle): {e}"), true),
+    }
     let server = Server::start(&["--symbols-zip", zip.to_str().unwrap()]);
     let cases = vec![("libmathlib.so".to_string(), id, &t)];
     let mut table = Agreement::default();

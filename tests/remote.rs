@@ -501,7 +501,7 @@ fn have_curl() -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("skipped: no curl on PATH");
+        common::skip("no curl on PATH", true);
     }
     ok
 }

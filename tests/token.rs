@@ -201,7 +201,7 @@ fn the_token_comes_from_getrandom() {
         .stderr(Stdio::null())
         .spawn();
     let Ok(mut child) = spawned else {
-        println!("SKIPPED: strace is not installed");
+        common::skip("strace is not installed", false);
         return;
     };
     let mut line = String::new();
@@ -211,7 +211,7 @@ fn the_token_comes_from_getrandom() {
     let _ = child.wait();
     let text = std::fs::read_to_string(&trace).unwrap_or_default();
     if !line.contains("symbolServer=") || !text.contains("open") {
-        println!("SKIPPED: strace cannot trace here ({line:?})");
+        common::skip(&format!("strace cannot trace here ({line:?})"), false);
         return;
     }
     assert!(

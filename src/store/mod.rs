@@ -309,7 +309,7 @@ impl SymbolStore {
     }
 
     /// The sidecar's entry for a module, if there is a sidecar and it has one.
-    fn from_sidecar(
+    fn sidecar_module(
         &mut self,
         debug_name: &str,
         breakpad_id: &str,
@@ -588,7 +588,7 @@ impl SymbolStore {
             }
         }
         // 6. The profile's sidecar.
-        match self.from_sidecar(debug_name, breakpad_id) {
+        match self.sidecar_module(debug_name, breakpad_id) {
             Some(Ok(module)) => {
                 let module = Rc::new(LoadedModule::new(module, None));
                 self.insert(debug_name, breakpad_id, module.clone());

@@ -28,14 +28,28 @@ pub fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/corpus")
 }
 
+/// Says that a test skipped (some of) its work, on the real stderr: the harness captures
+/// `eprintln!` of passing tests, so a skip would otherwise be invisible. `ci_installs`:
+/// the missing piece is one `.ci/run` installs, so under `CI=1` the skip is a failure.
+pub fn skip(why: &str, ci_installs: bool) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {why}");
+    if ci_installs && std::env::var_os("CI").is_some_and(|v| v == "1") {
+        panic!("{why}, although .ci/run installs it: CI must not skip this");
+    }
+}
+
 /// Runs `test` against `../shared/corpus` when it is beside the checkout (an extra:
 /// bigger inputs and third-party files); says it was skipped otherwise.
 pub fn with_shared_corpus(test: fn()) {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     if !p.is_dir() {
-        eprintln!(
-            "SKIPPED: {} is not there (the shared corpus is an extra)",
-            p.display()
+        skip(
+            &format!(
+                "{} is not there (the shared corpus is an extra)",
+                p.display()
+            ),
+            false,
         );
         return;
     }
@@ -128,7 +142,35 @@ impl Server {
 
     /// Started with `dir` as its current folder.
     pub fn start_in(dir: &Path, args: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
+        Self::start_limited(dir, args, None)
+    }
+
+    /// As [`Self::start_in`], with at most `max_files` open descriptors for the server
+    /// (RLIMIT_NOFILE), as a desktop session gives: a test of a limit then does not depend
+    /// on how high the machine's own limit is.
+    pub fn start_limited(dir: &Path, args: &[&str], max_files: Option<u64>) -> Server {
+        let mut cmd = Command::new(BIN);
+        #[cfg(unix)]
+        if let Some(n) = max_files {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and
+            // exec here.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let lim = libc::rlimit {
+                        rlim_cur: n as libc::rlim_t,
+                        rlim_max: n as libc::rlim_t,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = max_files;
+        let mut child = cmd
             .current_dir(dir)
             .args(["load", "--no-open", "-P", "0", "--address", "127.0.0.1"])
             .args(args)
@@ -870,7 +912,7 @@ pub fn tool(cmd: &str, args: &[&str], dir: &Path) -> Option<String> {
             Some(String::from_utf8_lossy(&out.stdout).into_owned())
         }
         Err(e) => {
-            println!("skipped: cannot run {cmd}: {e}");
+            skip(&format!("cannot run {cmd}: {e}"), true);
             None
         }
     }
