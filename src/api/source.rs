@@ -46,7 +46,9 @@ pub fn is_windows_device(path: &str, canonical: bool) -> bool {
         let unc = rest
             .get(..4)
             .is_some_and(|u| u.eq_ignore_ascii_case("UNC\\"));
-        if !(canonical && (drive || unc)) {
+        // Wine canonicalizes a path of its Unix side to `\\?\/work/…`.
+        let unix_side = rest.starts_with('\\');
+        if !(canonical && (drive || unc || unix_side)) {
             return true;
         }
     } else if p.starts_with("\\\\.\\") {
@@ -71,12 +73,19 @@ pub fn is_windows_device(path: &str, canonical: bool) -> bool {
     })
 }
 
-/// Why `path` is no file to serve (a pseudo-file, a device), if it is not.
-fn not_servable(path: &Path) -> Option<&'static str> {
-    if is_pseudo(&lexical(path)) {
+/// Why `path` is no file to serve (a pseudo-file, a device), if it is not. `canonical`:
+/// the path comes from canonicalizing (a verbatim `\\?\C:\…` path is then a file's).
+fn not_servable(path: &Path, canonical: bool) -> Option<&'static str> {
+    // Under wine, a Unix path canonicalizes to `\\?\/proc/…`: judged as the Unix path.
+    let text = path.to_string_lossy();
+    let unix = text
+        .strip_prefix("\\\\?\\")
+        .filter(|r| r.starts_with('/'))
+        .map(Path::new);
+    if is_pseudo(&lexical(path)) || unix.is_some_and(|u| is_pseudo(&lexical(u))) {
         return Some("a system pseudo-file (under /proc, /sys, /dev or /run)");
     }
-    if cfg!(windows) && is_windows_device(&path.to_string_lossy(), false) {
+    if cfg!(windows) && is_windows_device(&text, canonical) {
         return Some("a Windows device path");
     }
     None
@@ -111,15 +120,14 @@ pub fn locate(file: &str, comp_dir: Option<&str>, debug_dir: &Path) -> Result<Pa
     }
     let mut last = format!("{file}: not found on this machine");
     for (candidate, root) in tries {
-        if let Some(why) = not_servable(&candidate) {
+        if let Some(why) = not_servable(&candidate, false) {
             last = format!("{file}: {} is {why}; not served", candidate.display());
             continue;
         }
         let Ok(real) = candidate.canonicalize() else {
             continue;
         };
-        let device = cfg!(windows) && is_windows_device(&real.to_string_lossy(), true);
-        if let Some(why) = not_servable(&real).or(device.then_some("a Windows device path")) {
+        if let Some(why) = not_servable(&real, true) {
             last = format!(
                 "{file}: {} leads to {}, {why}; not served",
                 candidate.display(),

@@ -78,8 +78,7 @@ pub fn parse_symbol_path(value: &str) -> (Vec<PathBuf>, Vec<String>) {
 pub(super) fn dsym_of(path: &Path) -> Option<PathBuf> {
     let name = path.file_name()?;
     let text = path.to_string_lossy().to_ascii_lowercase();
-    if text.contains('\\')
-        || text.contains(".so.")
+    if text.contains(".so.")
         || [".pdb", ".dll", ".exe", ".so", ".sym", ".debug"]
             .iter()
             .any(|e| text.ends_with(e))
