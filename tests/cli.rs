@@ -310,6 +310,18 @@ fn printed_advice_quotes_paths_and_escapes_control_characters() {
     assert!(!marker.exists(), "the advice ran a command");
 }
 
+/// A profile in `dir` whose one lib is the example program at `path`, wanted with `id`,
+/// and one address in it.
+fn example_profile(dir: &std::path::Path, id: &str, path: &std::path::Path) -> std::path::PathBuf {
+    let lib = serde_json::json!({"debugName": "example", "name": "example", "breakpadId": id,
+        "path": path, "debugPath": path, "start": 0x1000, "end": 0x9000, "offset": 0});
+    let doc = serde_json::json!({"meta": {"version": 27, "interval": 1}, "libs": [lib],
+        "threads": [{"stringTable": ["0x1100"]}], "processes": []});
+    let profile = dir.join("profile.json");
+    std::fs::write(&profile, doc.to_string()).unwrap();
+    profile
+}
+
 /// The commonest failure: the binary was rebuilt since the profile was recorded. The
 /// module's line names both IDs and the file, asks whether it was rebuilt, and gives no
 /// package-manager advice (which cannot help a local build).
@@ -327,12 +339,7 @@ fn a_rebuilt_binary_is_said_first_with_both_ids() {
     let mut wanted: Vec<char> = actual.chars().collect();
     wanted[0] = if wanted[0] == 'A' { 'B' } else { 'A' };
     let wanted: String = wanted.into_iter().collect();
-    let lib = serde_json::json!({"debugName": "example", "name": "example", "breakpadId": wanted,
-        "path": bin, "debugPath": bin, "start": 0x1000, "end": 0x9000, "offset": 0});
-    let doc = serde_json::json!({"meta": {"version": 27, "interval": 1}, "libs": [lib],
-        "threads": [{"stringTable": ["0x1100"]}], "processes": []});
-    let profile = dir.join("profile.json");
-    std::fs::write(&profile, doc.to_string()).unwrap();
+    let profile = example_profile(&dir, &wanted, &bin);
     let o = run(&[
         "symbolicate",
         profile.to_str().unwrap(),
@@ -378,13 +385,7 @@ fn a_stripped_file_at_the_lib_path_does_not_hide_a_symbol_dir_copy() {
         return;
     }
     std::fs::copy(&full, syms.join("example")).unwrap();
-    let lib = serde_json::json!({"debugName": "example", "name": "example",
-        "breakpadId": elf_debug_id(&full), "path": stripped, "debugPath": stripped,
-        "start": 0x1000, "end": 0x9000, "offset": 0});
-    let doc = serde_json::json!({"meta": {"version": 27, "interval": 1}, "libs": [lib],
-        "threads": [{"stringTable": ["0x1100"]}], "processes": []});
-    let profile = dir.join("profile.json");
-    std::fs::write(&profile, doc.to_string()).unwrap();
+    let profile = example_profile(&dir, &elf_debug_id(&full), &stripped);
     let o = run(&[
         "symbolicate",
         profile.to_str().unwrap(),

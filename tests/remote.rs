@@ -1130,23 +1130,14 @@ fn query_waits_for_its_downloads_and_says_once_when_curl_is_missing() {
     assert_eq!(f[0]["function"], json!("fake_alpha"));
     assert_eq!(f[1]["function"], json!("WinMain"));
     // No curl: said once, answered from local data (nothing here).
-    let out = Command::new(BIN)
-        .arg("query")
-        .args(args)
-        .env("XDG_CACHE_HOME", dir.join("cache2"))
-        .env("PROFILER_SYMBOL_SERVER_CURL", dir.join("no-such-curl"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            c.stdin
-                .take()
-                .unwrap()
-                .write_all(request.to_string().as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
+    let out = common::run_with_stdin(
+        Command::new(BIN)
+            .arg("query")
+            .args(args)
+            .env("XDG_CACHE_HOME", dir.join("cache2"))
+            .env("PROFILER_SYMBOL_SERVER_CURL", dir.join("no-such-curl")),
+        request.to_string().as_bytes(),
+    );
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -1335,25 +1326,16 @@ fn query_one(
     offset: u64,
 ) -> (Value, String) {
     let request = json!({"memoryMap": [[name, id]], "stacks": [[[0, offset]]]});
-    let mut child = Command::new(BIN)
-        .arg("query")
-        .arg("/symbolicate/v5")
-        .args(args)
-        .env_remove("DEBUGINFOD_URLS")
-        .env_remove("_NT_SYMBOL_PATH")
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(request.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::run_with_stdin(
+        Command::new(BIN)
+            .arg("query")
+            .arg("/symbolicate/v5")
+            .args(args)
+            .env_remove("DEBUGINFOD_URLS")
+            .env_remove("_NT_SYMBOL_PATH")
+            .envs(env.iter().map(|(k, v)| (k, v))),
+        request.to_string().as_bytes(),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     (serde_json::from_slice(&out.stdout).unwrap(), stderr)
@@ -1533,28 +1515,19 @@ fn without_a_cache_folder_servers_are_not_used_and_nothing_goes_to_tmp() {
     let server = Fake::start(files_handler(store));
     let m = &modules[0];
     let request = json!({"memoryMap": [[m.name, m.id]], "stacks": [[[0, m.frames[0].0]]]});
-    let out = Command::new(BIN)
-        .args([
-            "query",
-            "/symbolicate/v5",
-            "--breakpad-symbol-server",
-            &server.url(),
-        ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("TMPDIR", dir.join("tmp"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            c.stdin
-                .take()
-                .unwrap()
-                .write_all(request.to_string().as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
+    let out = common::run_with_stdin(
+        Command::new(BIN)
+            .args([
+                "query",
+                "/symbolicate/v5",
+                "--breakpad-symbol-server",
+                &server.url(),
+            ])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("TMPDIR", dir.join("tmp")),
+        request.to_string().as_bytes(),
+    );
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no cache folder"), "{stderr}");

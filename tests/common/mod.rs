@@ -285,6 +285,19 @@ impl Response {
 }
 
 /// `query` with the request on standard input; its answer.
+/// Runs `cmd` with `input` on its stdin; its whole output.
+pub fn run_with_stdin(cmd: &mut Command, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 pub fn query_stdin(args: &[&str], env: &[(&str, &str)], request: &Value) -> Value {
     use std::io::Write;
     let mut child = Command::new(BIN)
