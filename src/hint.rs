@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::log::shell_quote;
 use crate::profile::libs::Lib;
-use crate::resolve::{LoadError, Module};
+use crate::resolve::{LoadError, LoadErrorKind, Module};
 
 /// Where a module without debug info comes from, which decides what can help.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -228,12 +228,19 @@ pub fn missing(
     lib: Option<&Lib>,
     verbose: bool,
 ) -> (String, Option<Advice>) {
-    let not_found = |e: &&LoadError| matches!(e.kind, "NotFound" | "NoCandidates");
+    let not_found = |e: &&LoadError| {
+        matches!(
+            e.kind,
+            LoadErrorKind::NotFound | LoadErrorKind::NoCandidates
+        )
+    };
     // A file of another build: nothing to install, the profile is older than the build.
-    if let Some(e) = errors
-        .iter()
-        .find(|e| matches!(e.kind, "UnmatchedDebugId" | "NoMatchMultiArch"))
-    {
+    if let Some(e) = errors.iter().find(|e| {
+        matches!(
+            e.kind,
+            LoadErrorKind::UnmatchedDebugId | LoadErrorKind::NoMatchMultiArch
+        )
+    }) {
         return (format!("{debug_name}: {}", e.message), None);
     }
     let kind = advice_for(debug_name, lib, None);
@@ -318,11 +325,11 @@ mod tests {
     #[test]
     fn a_rebuilt_file_is_said_first_and_gets_no_install_advice() {
         let errors = [
-            LoadError::new("NotFound", std::path::Path::new("/x/example.debug"), "No such file"),
-            LoadError {
-                kind: "UnmatchedDebugId",
-                message: "the file at /x/example has debug ID A, the profile wants B (rebuilt since the profile was recorded?)".into(),
-            },
+            LoadError::new(LoadErrorKind::NotFound, std::path::Path::new("/x/example.debug"), "No such file"),
+            LoadError::msg(
+                LoadErrorKind::UnmatchedDebugId,
+                "the file at /x/example has debug ID A, the profile wants B (rebuilt since the profile was recorded?)".into(),
+            ),
         ];
         let (line, kind) = missing("example", &errors, Some(&lib("/x/example")), false);
         assert!(

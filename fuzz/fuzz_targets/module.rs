@@ -23,14 +23,8 @@ fn run(data: &[u8]) {
     let want = "00000000000000000000000000000000A";
     let module = match open::open(want, &ctx) {
         Ok(m) => Some(m),
-        // Ask again for the ID the file has.
-        Err(e) if e.kind == "UnmatchedDebugId" => e
-            .message
-            .split("its debug ID is ")
-            .nth(1)
-            .and_then(|r| r.split([',', ' ']).next())
-            .and_then(|id| open::open(id, &ctx).ok()),
-        Err(_) => None,
+        // Ask again for the ID the file has (an `UnmatchedDebugId` error says which).
+        Err(e) => e.found_id.and_then(|id| open::open(&id, &ctx).ok()),
     };
     if let Some(m) = module {
         let offsets: Vec<u64> = (0..128u64).map(|i| i * 0x20).collect();

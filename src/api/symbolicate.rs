@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::{Answer, Api, ApiError};
 use crate::jsonwrite::{hex_string, string};
-use crate::resolve::{LoadError, Symbolized};
+use crate::resolve::{LoadError, LoadErrorKind, Symbolized};
 use crate::store::LoadedModule;
 
 impl Api {
@@ -37,9 +37,11 @@ impl Api {
             }
             let answer = self.store.module(name, id, lib.as_ref());
             // Said once the answer is final: not while a download for it is still going on.
-            let waiting = answer
-                .as_ref()
-                .is_err_and(|errors| errors.iter().any(|e| e.kind == "DownloadPending"));
+            let waiting = answer.as_ref().is_err_and(|errors| {
+                errors
+                    .iter()
+                    .any(|e| matches!(e.kind, LoadErrorKind::DownloadPending))
+            });
             if !self.quiet && !waiting && self.told.insert((name.to_string(), id.to_string())) {
                 let verbose = self.store.verbose();
                 let (line, advice) = match &answer {
@@ -140,7 +142,7 @@ fn file_line(out: &mut Vec<u8>, file: Option<&str>, line: Option<u32>) {
 fn errors_json(errors: &[LoadError]) -> Value {
     errors
         .iter()
-        .map(|e| json!({ "name": e.kind, "message": e.message }))
+        .map(|e| json!({ "name": e.kind.name(), "message": e.message }))
         .collect::<Vec<_>>()
         .into()
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::SymbolOptions;
 use crate::profile::libs::Lib;
-use crate::resolve::{LoadError, Module};
+use crate::resolve::{LoadError, LoadErrorKind, Module};
 
 /// Downloads running at once; more wait in a queue.
 const MAX_RUNNING: usize = 8;
@@ -316,7 +316,7 @@ impl Remote {
             // elfutils records a miss as an empty file: absent, without asking.
             Ok(Some(m)) if m.len() == 0 => {
                 errors.push(LoadError::new(
-                    "NotFound",
+                    LoadErrorKind::NotFound,
                     &dest,
                     "an empty cache entry (a miss remembered by the debuginfod client)",
                 ));
@@ -327,10 +327,7 @@ impl Remote {
             // A symlink or a non-folder planted in the cache: never followed, never asked
             // over (the download could not be stored there either).
             Err(e) => {
-                errors.push(LoadError {
-                    kind: "CacheRefused",
-                    message: e.to_string(),
-                });
+                errors.push(LoadError::msg(LoadErrorKind::CacheRefused, e.to_string()));
                 return Lookup::Absent;
             }
         }
@@ -339,24 +336,24 @@ impl Remote {
         }
         let server = &self.sources[source].base;
         if self.missed.contains(url) {
-            errors.push(LoadError {
-                kind: "NotFound",
-                message: format!("{url}: not on the server"),
-            });
+            errors.push(LoadError::msg(
+                LoadErrorKind::NotFound,
+                format!("{url}: not on the server"),
+            ));
             return Lookup::Absent;
         }
         if self.down[source] {
-            errors.push(LoadError {
-                kind: "ServerDown",
-                message: format!("{url}: not asked, {server} failed earlier in this run"),
-            });
+            errors.push(LoadError::msg(
+                LoadErrorKind::ServerDown,
+                format!("{url}: not asked, {server} failed earlier in this run"),
+            ));
             return Lookup::Absent;
         }
         if self.curl_missing {
-            errors.push(LoadError {
-                kind: "NoHttpClient",
-                message: format!("{url}: not fetched, curl is not installed"),
-            });
+            errors.push(LoadError::msg(
+                LoadErrorKind::NoHttpClient,
+                format!("{url}: not fetched, curl is not installed"),
+            ));
             return Lookup::Absent;
         }
         let job = Queued {
@@ -405,7 +402,7 @@ impl Remote {
             });
         let result = if cab == Some(true) {
             Err(LoadError::new(
-                "UnsupportedFormat",
+                LoadErrorKind::UnsupportedFormat,
                 &dest,
                 "a CAB-compressed file (.pd_); compressed symbol server answers are not supported",
             ))

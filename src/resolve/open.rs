@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::breakpad::SymFile;
 use super::bytes::FileBytes;
-use super::{LoadContext, LoadError, Module, elf, macho, pe};
+use super::{LoadContext, LoadError, LoadErrorKind, Module, elf, macho, pe};
 use crate::debugid;
 
 /// The magic of a PDB (MSF 7.0) file.
@@ -19,23 +19,20 @@ pub fn check_id(path: &Path, found: &str, want: &str) -> Result<(), LoadError> {
         Ok(())
     } else {
         // The commonest failure (a rebuild since the profile was recorded): the cause first.
-        Err(LoadError {
-            kind: "UnmatchedDebugId",
-            message: format!(
+        let mut e = LoadError::msg(
+            LoadErrorKind::UnmatchedDebugId,
+            format!(
                 "the file at {} has debug ID {found}, the profile wants {want} (rebuilt since the profile was recorded?)",
                 path.display()
             ),
-        })
+        );
+        e.found_id = Some(found.to_string());
+        Err(e)
     }
 }
 
 fn open_error(path: &Path, e: std::io::Error) -> LoadError {
-    let kind = if e.kind() == std::io::ErrorKind::NotFound {
-        "NotFound"
-    } else {
-        "ReadError"
-    };
-    LoadError::new(kind, path, e)
+    LoadError::new(LoadErrorKind::of_io(&e), path, e)
 }
 
 /// Opens the file at `ctx.path` whatever its format, if its debug ID is `want`. A panic
@@ -86,15 +83,16 @@ fn open_data(data: Rc<FileBytes>, want: &str, ctx: &LoadContext<'_>) -> Result<M
     }
     let kind = object::FileKind::parse(&**data).map_err(|_| {
         LoadError::new(
-            "UnknownFormat",
+            LoadErrorKind::UnknownFormat,
             path,
             "not an object file this tool can read",
         )
     })?;
     match kind {
         object::FileKind::Elf32 | object::FileKind::Elf64 => {
-            let file = object::File::parse(&**data)
-                .map_err(|e| LoadError::new("ParseError", path, format!("invalid ELF: {e}")))?;
+            let file = object::File::parse(&**data).map_err(|e| {
+                LoadError::new(LoadErrorKind::ParseError, path, format!("invalid ELF: {e}"))
+            })?;
             let (found, _) = elf::identify(&file);
             check_id(path, &found, want)?;
             drop(file);
@@ -109,7 +107,7 @@ fn open_data(data: Rc<FileBytes>, want: &str, ctx: &LoadContext<'_>) -> Result<M
         }
         object::FileKind::Pe32 | object::FileKind::Pe64 => pe::load_pe(&data, want, ctx),
         other => Err(LoadError::new(
-            "UnsupportedFormat",
+            LoadErrorKind::UnsupportedFormat,
             path,
             format!("{other:?} files are not supported"),
         )),

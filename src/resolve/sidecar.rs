@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{InlineFrame, LoadError, Symbolized, Text};
+use super::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
 use crate::jsonwrite::string;
 
 /// One module's entries: each symbol-table entry is a function with the frames of the
@@ -33,7 +33,7 @@ struct Entry {
 
 fn bad(path: &Path, what: &str) -> LoadError {
     LoadError::new(
-        "SidecarError",
+        LoadErrorKind::SidecarError,
         path,
         format!("not a valid .syms.json: {what}"),
     )
@@ -42,7 +42,7 @@ fn bad(path: &Path, what: &str) -> LoadError {
 /// Every module of a sidecar file, by (debug name, upper-case debug ID).
 pub fn load(path: &Path) -> Result<HashMap<(String, String), SidecarModule>, LoadError> {
     let text = super::bytes::read_regular(path, super::bytes::MAX_OWNED_FILE)
-        .map_err(|e| LoadError::new("ReadError", path, e))?;
+        .map_err(|e| LoadError::new(LoadErrorKind::ReadError, path, e))?;
     let v: Value = serde_json::from_slice(&text).map_err(|e| bad(path, &e.to_string()))?;
     let strings: Vec<&str> = v["string_table"]
         .as_array()

@@ -21,7 +21,7 @@ use crate::remote::glue::lacks_debug_info;
 use crate::remote::{Lookup, Remote};
 use crate::resolve::macho::dyld::{self, DyldCache};
 use crate::resolve::sidecar::{self, SidecarModule};
-use crate::resolve::{self, Companion, LoadContext, LoadError, Module, Symbolized};
+use crate::resolve::{self, Companion, LoadContext, LoadError, LoadErrorKind, Module, Symbolized};
 use crate::store::zip::ZipArchive;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
@@ -323,7 +323,7 @@ impl SymbolStore {
         Some(match modules.remove(&key) {
             Some(m) => Ok(Module::Sidecar(m)),
             None => Err(LoadError::new(
-                "NotFound",
+                LoadErrorKind::NotFound,
                 path,
                 "the sidecar has no entry for this module",
             )),
@@ -347,23 +347,24 @@ impl SymbolStore {
                     .opened
                     .get_or_insert_with(|| ZipArchive::open(&zip_path))
                     .as_ref()
-                    .map_err(|e| LoadError::new("ZipError", &zip_path, e))?;
+                    .map_err(|e| LoadError::new(LoadErrorKind::ZipError, &zip_path, e))?;
                 if !zip.contains(entry) {
                     return Err(LoadError::new(
-                        "NotFound",
+                        LoadErrorKind::NotFound,
                         &shown,
                         "no such entry in the zip",
                     ));
                 }
                 let data = zip
                     .read(entry)
-                    .map_err(|e| LoadError::new("ZipError", &shown, e))?;
+                    .map_err(|e| LoadError::new(LoadErrorKind::ZipError, &shown, e))?;
                 resolve::open::open_bytes(data, &shown, breakpad_id)
             }
             Candidate::Vdso => {
                 let shown = Path::new("[vdso]");
-                let image = vdso::image()
-                    .ok_or_else(|| LoadError::new("NotFound", shown, "this system has no vDSO"))?;
+                let image = vdso::image().ok_or_else(|| {
+                    LoadError::new(LoadErrorKind::NotFound, shown, "this system has no vDSO")
+                })?;
                 let none = |_: &Path, _: Companion<'_>| Vec::new();
                 let ctx = LoadContext {
                     path: shown,
@@ -415,7 +416,7 @@ impl SymbolStore {
                 )
             });
         }
-        opened.map_err(|e| LoadError::new("DyldCacheError", &path, e))
+        opened.map_err(|e| LoadError::new(LoadErrorKind::DyldCacheError, &path, e))
     }
 
     /// The image of `cache` at one of `paths` (else named `name`) whose debug ID is
@@ -443,7 +444,7 @@ impl SymbolStore {
                 format!("{} (nor one named {name})", paths.join(" or "))
             };
             LoadError::new(
-                "NotFound",
+                LoadErrorKind::NotFound,
                 &cache.path,
                 format!("this dyld shared cache has no image {wanted}"),
             )
@@ -474,9 +475,9 @@ impl SymbolStore {
                     ));
                     let code = cache
                         .code(index)
-                        .map_err(|e| LoadError::new("ParseError", &shown, e))?;
+                        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, &shown, e))?;
                     codefile::CodeFile::from_image(shown, code)
-                        .map_err(|e| LoadError::new("ParseError", &cache.path, e))
+                        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, &cache.path, e))
                 };
                 // The cache is untrusted input: a parser panic is this candidate's error.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(find)).unwrap_or_else(|p| {
@@ -536,21 +537,21 @@ impl SymbolStore {
             return Err(vec![e.clone()]);
         }
         if !debugid::is_valid(breakpad_id) {
-            return Err(vec![LoadError {
-                kind: "InvalidDebugId",
-                message: format!("'{breakpad_id}' is not a debug ID (33 hex digits expected)"),
-            }]);
+            return Err(vec![LoadError::msg(
+                LoadErrorKind::InvalidDebugId,
+                format!("'{breakpad_id}' is not a debug ID (33 hex digits expected)"),
+            )]);
         }
         let candidates = self.candidates(debug_name, breakpad_id, lib);
         let mut errors = Vec::new();
         let mut poison = None;
         if !is_plain(debug_name) {
-            errors.push(LoadError {
-                kind: "InvalidDebugName",
-                message: format!(
+            errors.push(LoadError::msg(
+                LoadErrorKind::InvalidDebugName,
+                format!(
                     "debug name '{debug_name}' is not a plain file name on every platform (a separator, '..', ':', a device name like NUL, a trailing dot or space): no path is built from it"
                 ),
-            });
+            ));
         }
         self.log(|| {
             format!(
@@ -618,12 +619,12 @@ impl SymbolStore {
                 .push((debug_name.to_string(), breakpad_id.to_string(), e));
         }
         if errors.is_empty() {
-            errors.push(LoadError {
-                kind: "NoCandidates",
-                message: format!(
+            errors.push(LoadError::msg(
+                LoadErrorKind::NoCandidates,
+                format!(
                     "no file to try for {debug_name}: it is not in the profile's libs and no symbol folder was given"
                 ),
-            });
+            ));
         }
         Err(errors)
     }
@@ -688,12 +689,12 @@ impl SymbolStore {
         self.remote = Some(remote);
         if let Lookup::Pending = found {
             self.pending = true;
-            errors.push(LoadError {
-                kind: "DownloadPending",
-                message: format!(
+            errors.push(LoadError::msg(
+                LoadErrorKind::DownloadPending,
+                format!(
                     "{debug_name}/{breakpad_id}: still downloading; ask again for the full answer"
                 ),
-            });
+            ));
         }
         found
     }

@@ -12,7 +12,7 @@ use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 use super::super::bytes::FileBytes;
 use super::super::funcs::FunctionTable;
 use super::super::native::NativeModule;
-use super::super::{LoadError, unwind};
+use super::super::{LoadError, LoadErrorKind, unwind};
 use crate::debugid;
 
 /// A dyld shared cache, its files mapped (address space, not memory: pages are read as
@@ -148,7 +148,7 @@ impl DyldCache {
 
     /// Reads image `index` like a stripped Mach-O, shown as `shown`.
     pub fn load(&self, index: usize, shown: &Path) -> Result<NativeModule, LoadError> {
-        let err = |e: String| LoadError::new("ParseError", shown, e);
+        let err = |e: String| LoadError::new(LoadErrorKind::ParseError, shown, e);
         let cache = self.parse().map_err(err)?;
         let file = parse_image(&cache, index).map_err(err)?;
         let base = text_vmaddr(&file);
@@ -354,20 +354,20 @@ fn linkedit_file<'d>(cache: &ObjectCache<'d>, file: &object::File<'d>) -> Option
 pub fn check_id(cache: &DyldCache, index: usize, want: &str) -> Result<(), LoadError> {
     let found = cache
         .image_id(index)
-        .map_err(|e| LoadError::new("ParseError", &cache.path, e))?;
+        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, &cache.path, e))?;
     if debugid::same_id(&found, want) {
         return Ok(());
     }
-    Err(LoadError {
-        kind: "UnmatchedDebugId",
-        message: format!(
+    Err(LoadError::msg(
+        LoadErrorKind::UnmatchedDebugId,
+        format!(
             "the dyld shared cache {} has {} with UUID {}, the profile wants {} (macOS updated since the profile was recorded?)",
             cache.path.display(),
             cache.image_path(index),
             uuid_of(&found),
             uuid_of(want),
         ),
-    })
+    ))
 }
 
 /// A Mach-O debug ID as the UUID it is (`8-4-4-4-12`, upper case), or as given.

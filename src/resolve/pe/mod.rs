@@ -8,7 +8,7 @@ pub use pdb_file::{PdbModule, load_pdb};
 use object::{Object, ObjectSection, SectionKind};
 
 use super::native::NativeModule;
-use super::{Companion, LoadContext, LoadError, Module};
+use super::{Companion, LoadContext, LoadError, LoadErrorKind, Module};
 use crate::debugid;
 
 /// The PE's debug ID from its CodeView record, and the PDB path it names.
@@ -31,10 +31,10 @@ pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
 pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     let path = ctx.path;
     let file = object::File::parse(data)
-        .map_err(|e| LoadError::new("ParseError", path, format!("invalid PE: {e}")))?;
+        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, format!("invalid PE: {e}")))?;
     let (id, pdb_path) = identify(&file).ok_or_else(|| {
         LoadError::new(
-            "UnmatchedDebugId",
+            LoadErrorKind::UnmatchedDebugId,
             path,
             "the image has no CodeView record (no debug ID)",
         )
@@ -78,7 +78,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
     let base = file.relative_address_base();
     let exports: Vec<(u64, String)> = file
         .exports()
-        .map_err(|e| LoadError::new("ParseError", path, format!("PE exports: {e}")))?
+        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, format!("PE exports: {e}")))?
         .filter_map(|e| {
             let e = e.ok()?;
             let object::ExportTarget::Address { address } = e.target() else {

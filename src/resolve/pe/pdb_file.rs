@@ -11,7 +11,9 @@ use pdb::FallibleIterator;
 use crate::debugid;
 use crate::resolve::bytes::FileBytes;
 use crate::resolve::symtab::SymbolTable;
-use crate::resolve::{InlineFrame, LoadContext, LoadError, Symbolized, Text, demangle};
+use crate::resolve::{
+    InlineFrame, LoadContext, LoadError, LoadErrorKind, Symbolized, Text, demangle,
+};
 
 /// A line-table row: `len` bytes from `start` (RVAs) come from `file`:`line`.
 #[derive(Debug, Clone, Copy)]
@@ -72,7 +74,7 @@ fn pdb_id<S: pdb::Source<'static> + 'static>(
 }
 
 fn pdb_error(path: &Path, e: pdb::Error) -> LoadError {
-    LoadError::new("ParseError", path, format!("invalid PDB: {e}"))
+    LoadError::new(LoadErrorKind::ParseError, path, format!("invalid PDB: {e}"))
 }
 
 struct Interner {
