@@ -1,9 +1,11 @@
 //! Remote symbol sources (SPEC section 6, step 7), consulted only for what no local file
 //! has: Breakpad symbol servers (Tecken), Windows symbol servers, debuginfod. Each file is
 //! fetched at most once per run into a disk cache and verified like a local file before
-//! use. Downloads are child processes (see `curl.rs`) polled by the server loop, which
-//! never waits for one; `query` and `symbolicate` wait (`blocking`). The caches and what
-//! may be removed from them: `cache.rs`.
+//! use. Downloads are child processes (see `curl.rs`). Whether a lookup waits for its
+//! download is decided once, when the `Remote` is made (see [`Remote::new`]); otherwise the
+//! lookup answers `Pending` and the caller polls (the server loop, `query`), or waits for
+//! many at once ([`crate::store::SymbolStore::fetch_all`]). The caches and what may be
+//! removed from them: `cache.rs`.
 
 pub mod cache;
 pub mod curl;
@@ -72,8 +74,9 @@ pub struct Remote {
     wrote: HashSet<PathBuf>,
     running: Vec<curl::Download>,
     queued: VecDeque<Queued>,
-    /// Wait for each download (query, symbolicate) instead of answering `Pending`.
-    pub blocking: bool,
+    /// Whether [`Self::find`] waits for each download instead of answering `Pending`; set
+    /// at construction, read through [`Self::waits`].
+    blocking: bool,
     curl_missing: bool,
     /// Downloads finished so far: the server loop retries parked requests when it moves.
     pub finished: u64,
@@ -144,11 +147,13 @@ fn elf_build_id(lib: Option<&Lib>, breakpad_id: &str) -> Option<String> {
 
 impl Remote {
     /// Sources from the options, `_NT_SYMBOL_PATH` and `DEBUGINFOD_URLS`; `None` when
-    /// there are none.
+    /// there are none. `blocking`: a lookup waits for the download it starts (see
+    /// [`Self::waits`]); without it, it answers `Pending` and the caller polls.
     pub fn new(
         opts: &SymbolOptions,
         nt_symbol_path: Option<&str>,
         debuginfod_urls: Option<&str>,
+        blocking: bool,
     ) -> Option<Remote> {
         let root = cache::default_root();
         // (folder, prunable): a folder the user names is theirs.
@@ -229,12 +234,17 @@ impl Remote {
             wrote: HashSet::new(),
             running: Vec::new(),
             queued: VecDeque::new(),
-            blocking: true,
+            blocking,
             curl_missing: false,
             finished: 0,
             quiet: opts.quiet,
             verbose: opts.verbose,
         })
+    }
+
+    /// Whether lookups wait for their downloads by default (see [`Self::new`]).
+    pub fn waits(&self) -> bool {
+        self.blocking
     }
 
     /// The folders downloads are saved in.
@@ -244,12 +254,14 @@ impl Remote {
 
     /// Looks a module up on the remote sources that fit it, in order. `load` opens and
     /// verifies a file (the store's own check, as for local files); errors of each source
-    /// tried go to `errors`.
+    /// tried go to `errors`. `wait`: wait for a download this starts, instead of
+    /// answering `Pending`.
     pub fn find(
         &mut self,
         debug_name: &str,
         breakpad_id: &str,
         lib: Option<&Lib>,
+        wait: bool,
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
@@ -281,7 +293,7 @@ impl Remote {
                 Kind::Debuginfod => join_url(&src.base, &format!("buildid/{rel}")),
                 _ => join_url(&src.base, &encode_path(&rel)),
             };
-            match self.fetch(i, &url, Path::new(&rel), load, errors) {
+            match self.fetch(i, &url, Path::new(&rel), wait, load, errors) {
                 Lookup::Found(m, s) => return Lookup::Found(m, s),
                 // Later sources are not asked meanwhile: they come after this one.
                 Lookup::Pending => pending = true,
@@ -303,6 +315,7 @@ impl Remote {
         source: usize,
         url: &str,
         rel: &Path,
+        wait: bool,
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
@@ -361,7 +374,7 @@ impl Remote {
             rel: rel.to_path_buf(),
             source,
         };
-        if !self.blocking {
+        if !wait {
             self.queued.push_back(job);
             self.start_queued();
             return Lookup::Pending;
@@ -374,13 +387,13 @@ impl Remote {
                     self.wait_any();
                 }
             }
-            None => return self.fetch(source, url, rel, load, errors),
+            None => return self.fetch(source, url, rel, wait, load, errors),
         }
         if matches!(cache::lookup(&root, rel), Ok(Some(_))) {
             return self.verify(source, rel, load, errors);
         }
         // The outcome was recorded: this reports it.
-        self.fetch(source, url, rel, load, errors)
+        self.fetch(source, url, rel, wait, load, errors)
     }
 
     fn verify(

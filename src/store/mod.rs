@@ -509,12 +509,25 @@ impl SymbolStore {
     }
 
     /// The parsed module for `(debug_name, breakpad_id)`, from the cache or from disk.
-    /// On failure, one error per candidate tried.
+    /// On failure, one error per candidate tried. A download it needs is waited for if
+    /// the remote sources were made to wait (see [`Remote::new`]).
     pub fn module(
         &mut self,
         debug_name: &str,
         breakpad_id: &str,
         lib: Option<&Lib>,
+    ) -> Result<Rc<LoadedModule>, Vec<LoadError>> {
+        let wait = self.remote.as_ref().is_some_and(Remote::waits);
+        self.load_module(debug_name, breakpad_id, lib, wait)
+    }
+
+    /// [`Self::module`], waiting for a download it starts only when `wait`.
+    fn load_module(
+        &mut self,
+        debug_name: &str,
+        breakpad_id: &str,
+        lib: Option<&Lib>,
+        wait: bool,
     ) -> Result<Rc<LoadedModule>, Vec<LoadError>> {
         self.clock += 1;
         let clock = self.clock;
@@ -596,7 +609,7 @@ impl SymbolStore {
             None => {}
         }
         // 7. Remote sources.
-        match self.ask_remote(debug_name, breakpad_id, lib, &mut errors) {
+        match self.ask_remote(debug_name, breakpad_id, lib, wait, &mut errors) {
             Lookup::Found(module, server) => {
                 let module = Rc::new(LoadedModule::new(module, Some(server)));
                 self.insert(debug_name, breakpad_id, module.clone());
@@ -631,16 +644,16 @@ impl SymbolStore {
 
     /// Fetches what these modules need from the remote sources, all downloads at once, and
     /// returns when none is left (`symbolicate`: a CI job with a hundred modules on Tecken
-    /// should not fetch them one after the other). The store's `blocking` mode is restored.
+    /// should not fetch them one after the other): lookups here never wait, whatever
+    /// the remote sources were made for.
     pub fn fetch_all(&mut self, modules: &[(&str, &str, Option<&Lib>)]) {
-        let Some(remote) = self.remote_mut() else {
+        if self.remote.is_none() {
             return;
-        };
-        let blocking = std::mem::replace(&mut remote.blocking, false);
+        }
         loop {
             self.take_pending();
             for &(name, id, lib) in modules {
-                let _ = self.module(name, id, lib);
+                let _ = self.load_module(name, id, lib, false);
             }
             if !self.take_pending() {
                 break;
@@ -649,12 +662,9 @@ impl SymbolStore {
                 r.wait_any();
             }
         }
-        if let Some(r) = self.remote_mut() {
-            r.blocking = blocking;
-        }
     }
 
-    /// Remote sources for this store (the server turns `blocking` off).
+    /// Remote sources for this store (whether they wait for downloads is theirs).
     pub fn set_remote(&mut self, remote: Option<Remote>) {
         self.remote = remote;
     }
@@ -674,6 +684,7 @@ impl SymbolStore {
         debug_name: &str,
         breakpad_id: &str,
         lib: Option<&Lib>,
+        wait: bool,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
         let Some(mut remote) = self.remote.take() else {
@@ -683,6 +694,7 @@ impl SymbolStore {
             debug_name,
             breakpad_id,
             lib,
+            wait,
             &mut |p| self.try_file(p, breakpad_id),
             errors,
         );
