@@ -3,7 +3,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::api::Api;
+use crate::api::{Api, Handled};
 use crate::cli::{Command, Invocation, SymbolOptions};
 use crate::profile::ProfileFile;
 use crate::server::Server;
@@ -147,8 +147,8 @@ pub fn run(inv: Invocation) -> u8 {
             };
             let answer = loop {
                 match api.handle_or_wait(&path, &body, waits) {
-                    Some(answer) => break answer,
-                    None => api.wait_download(),
+                    Handled::Answer(answer) => break answer,
+                    Handled::WaitForDownloads => api.wait_download(),
                 }
             };
             let (code, text) = match answer {
