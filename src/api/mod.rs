@@ -16,6 +16,7 @@ use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
+use crate::debugid::DebugId;
 use crate::profile::libs::{Lib, LibList};
 use crate::profile::{ProfileError, ProfileFile};
 use crate::store::SymbolStore;
@@ -116,7 +117,7 @@ pub struct Api {
     libs: Option<LibList>,
     quiet: bool,
     /// Modules whose symbol source was reported on stderr already.
-    told: BTreeSet<(String, String)>,
+    told: BTreeSet<(String, DebugId)>,
     /// Advice for modules without debug info, said once per kind.
     advisor: crate::hint::Advisor,
 }
@@ -209,7 +210,7 @@ impl Api {
     /// big profile costs a pass over all of it, only matters when the module is not among
     /// them. While the libs it needs are still being read, a request that may wait is
     /// marked pending (`libs_pending`) and its answer is thrown away.
-    pub fn lib(&mut self, debug_name: &str, breakpad_id: &str) -> Option<Lib> {
+    pub fn lib(&mut self, debug_name: &str, breakpad_id: &DebugId) -> Option<Lib> {
         self.receive_libs(false);
         let found = [&self.root_libs, &self.libs]
             .into_iter()

@@ -15,6 +15,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use crate::cli::SymbolOptions;
+use crate::debugid::DebugId;
 use crate::profile::libs::Lib;
 use crate::resolve::{LoadError, LoadErrorKind, Module};
 
@@ -129,7 +130,7 @@ pub fn symbol_path_servers(value: &str) -> Vec<(String, Option<PathBuf>)> {
 /// The GNU build ID of an ELF module, from the profile's code ID, when it is one: hex,
 /// and its first 16 bytes give the requested debug ID (which rules out PE and Mach-O
 /// code IDs).
-fn elf_build_id(lib: Option<&Lib>, breakpad_id: &str) -> Option<String> {
+fn elf_build_id(lib: Option<&Lib>, breakpad_id: &DebugId) -> Option<String> {
     let code_id = lib?.code_id.as_deref()?.to_ascii_lowercase();
     if code_id.len() < 8
         || code_id.len() % 2 != 0
@@ -142,7 +143,7 @@ fn elf_build_id(lib: Option<&Lib>, breakpad_id: &str) -> Option<String> {
         .filter_map(|i| u8::from_str_radix(&code_id[i..i + 2], 16).ok())
         .collect();
     let id = crate::debugid::elf_from_build_id(&bytes, true);
-    crate::debugid::same_id(&id, breakpad_id).then_some(code_id)
+    breakpad_id.is(&id).then_some(code_id)
 }
 
 impl Remote {
@@ -259,7 +260,7 @@ impl Remote {
     pub fn find(
         &mut self,
         debug_name: &str,
-        breakpad_id: &str,
+        breakpad_id: &DebugId,
         lib: Option<&Lib>,
         wait: bool,
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
@@ -268,7 +269,7 @@ impl Remote {
         if !crate::pathname::is_plain(debug_name) {
             return Lookup::Absent;
         }
-        let id = breakpad_id.to_ascii_uppercase();
+        let id = breakpad_id.upper();
         let build_id = elf_build_id(lib, breakpad_id);
         let mut pending = false;
         for i in 0..self.sources.len() {
@@ -632,14 +633,14 @@ mod tests {
         };
         let elf = lib("eae34e02f5655745dd557688f4ec4af564554074");
         assert_eq!(
-            elf_build_id(Some(&elf), "024EE3EA65F54557DD557688F4EC4AF50").as_deref(),
+            elf_build_id(Some(&elf), &"024EE3EA65F54557DD557688F4EC4AF50".into()).as_deref(),
             Some("eae34e02f5655745dd557688f4ec4af564554074")
         );
         // A PE code ID (timestamp + size) is not a build ID.
         assert!(
             elf_build_id(
                 Some(&lib("6553F1003000")),
-                "A0EA581CEB06F24F4C4C44205044422E1"
+                &"A0EA581CEB06F24F4C4C44205044422E1".into()
             )
             .is_none()
         );

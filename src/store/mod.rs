@@ -15,7 +15,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::cli::SymbolOptions;
-use crate::debugid;
+use crate::debugid::DebugId;
 use crate::profile::libs::Lib;
 use crate::remote::glue::lacks_debug_info;
 use crate::remote::{Lookup, Remote};
@@ -29,7 +29,7 @@ pub const DEFAULT_MAX_MODULES: usize = 32;
 pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
 
 /// A sidecar's modules by (debug name, upper-case debug ID).
-type SidecarModules = std::collections::HashMap<(String, String), SidecarModule>;
+type SidecarModules = std::collections::HashMap<(String, DebugId), SidecarModule>;
 
 /// Hashes module offsets: a multiply spreads them well, at a fraction of SipHash's cost
 /// (a warm request of 100 000 addresses is mostly these lookups and the writing).
@@ -183,7 +183,7 @@ impl LoadedModule {
 
 struct CacheEntry {
     debug_name: String,
-    breakpad_id: String,
+    breakpad_id: DebugId,
     module: Rc<LoadedModule>,
     last_used: u64,
 }
@@ -221,7 +221,7 @@ pub struct SymbolStore {
     cache: Vec<CacheEntry>,
     /// Modules whose files made a parser panic: answered with that error from then on,
     /// never parsed again (bounded: one entry per module asked for).
-    poisoned: Vec<(String, String, LoadError)>,
+    poisoned: Vec<(String, DebugId, LoadError)>,
     max_modules: usize,
     max_bytes: u64,
     clock: u64,
@@ -312,14 +312,14 @@ impl SymbolStore {
     fn take_from_sidecar(
         &mut self,
         debug_name: &str,
-        breakpad_id: &str,
+        breakpad_id: &DebugId,
     ) -> Option<Result<Module, LoadError>> {
         let (path, parsed) = self.sidecar.as_mut()?;
         let modules = match parsed.get_or_insert_with(|| sidecar::load(path)) {
             Ok(m) => m,
             Err(e) => return Some(Err(e.clone())),
         };
-        let key = (debug_name.to_string(), breakpad_id.to_ascii_uppercase());
+        let key = (debug_name.to_string(), breakpad_id.clone());
         Some(match modules.remove(&key) {
             Some(m) => Ok(Module::Sidecar(m)),
             None => Err(LoadError::new(
@@ -514,7 +514,7 @@ impl SymbolStore {
     pub fn module(
         &mut self,
         debug_name: &str,
-        breakpad_id: &str,
+        breakpad_id: &DebugId,
         lib: Option<&Lib>,
     ) -> Result<Rc<LoadedModule>, Vec<LoadError>> {
         let wait = self.remote.as_ref().is_some_and(Remote::waits);
@@ -525,16 +525,18 @@ impl SymbolStore {
     fn load_module(
         &mut self,
         debug_name: &str,
-        breakpad_id: &str,
+        id: &DebugId,
         lib: Option<&Lib>,
         wait: bool,
     ) -> Result<Rc<LoadedModule>, Vec<LoadError>> {
+        // Files and messages are given the ID as the request wrote it.
+        let breakpad_id = id.as_given();
         self.clock += 1;
         let clock = self.clock;
         if let Some(e) = self
             .cache
             .iter_mut()
-            .find(|e| e.debug_name == debug_name && debugid::same_id(&e.breakpad_id, breakpad_id))
+            .find(|e| e.debug_name == debug_name && e.breakpad_id == *id)
         {
             e.last_used = clock;
             if let Some(err) = e.module.failure() {
@@ -545,11 +547,11 @@ impl SymbolStore {
         if let Some((_, _, e)) = self
             .poisoned
             .iter()
-            .find(|(n, i, _)| n == debug_name && debugid::same_id(i, breakpad_id))
+            .find(|(n, i, _)| n == debug_name && i == id)
         {
             return Err(vec![e.clone()]);
         }
-        if !debugid::is_valid(breakpad_id) {
+        if !id.is_valid() {
             return Err(vec![LoadError::msg(
                 LoadErrorKind::InvalidDebugId,
                 format!("'{breakpad_id}' is not a debug ID (33 hex digits expected)"),
@@ -586,7 +588,7 @@ impl SymbolStore {
                     }
                     self.log(|| format!("  {c:?}: using it"));
                     let module = Rc::new(LoadedModule::new(module, None));
-                    self.insert(debug_name, breakpad_id, module.clone());
+                    self.insert(debug_name, id, module.clone());
                     return Ok(module);
                 }
                 Err(e) => {
@@ -599,20 +601,20 @@ impl SymbolStore {
             }
         }
         // 6. The profile's sidecar.
-        match self.take_from_sidecar(debug_name, breakpad_id) {
+        match self.take_from_sidecar(debug_name, id) {
             Some(Ok(module)) => {
                 let module = Rc::new(LoadedModule::new(module, None));
-                self.insert(debug_name, breakpad_id, module.clone());
+                self.insert(debug_name, id, module.clone());
                 return Ok(module);
             }
             Some(Err(e)) => errors.push(e),
             None => {}
         }
         // 7. Remote sources.
-        match self.ask_remote(debug_name, breakpad_id, lib, wait, &mut errors) {
+        match self.ask_remote(debug_name, id, lib, wait, &mut errors) {
             Lookup::Found(module, server) => {
                 let module = Rc::new(LoadedModule::new(module, Some(server)));
-                self.insert(debug_name, breakpad_id, module.clone());
+                self.insert(debug_name, id, module.clone());
                 return Ok(module);
             }
             // Asked again when the download is done; the fallback waits until then.
@@ -622,14 +624,13 @@ impl SymbolStore {
         // 8. The local file's own tables.
         if let Some(module) = fallback {
             let module = Rc::new(LoadedModule::new(module, None));
-            self.insert(debug_name, breakpad_id, module.clone());
+            self.insert(debug_name, id, module.clone());
             return Ok(module);
         }
         if let Some(e) = poison
             && self.poisoned.len() < MAX_POISONED
         {
-            self.poisoned
-                .push((debug_name.to_string(), breakpad_id.to_string(), e));
+            self.poisoned.push((debug_name.to_string(), id.clone(), e));
         }
         if errors.is_empty() {
             errors.push(LoadError::msg(
@@ -646,7 +647,7 @@ impl SymbolStore {
     /// returns when none is left (`symbolicate`: a CI job with a hundred modules on Tecken
     /// should not fetch them one after the other): lookups here never wait, whatever
     /// the remote sources were made for.
-    pub fn fetch_all(&mut self, modules: &[(&str, &str, Option<&Lib>)]) {
+    pub fn fetch_all(&mut self, modules: &[(&str, &DebugId, Option<&Lib>)]) {
         if self.remote.is_none() {
             return;
         }
@@ -682,7 +683,7 @@ impl SymbolStore {
     fn ask_remote(
         &mut self,
         debug_name: &str,
-        breakpad_id: &str,
+        breakpad_id: &DebugId,
         lib: Option<&Lib>,
         wait: bool,
         errors: &mut Vec<LoadError>,
@@ -695,7 +696,7 @@ impl SymbolStore {
             breakpad_id,
             lib,
             wait,
-            &mut |p| self.try_file(p, breakpad_id),
+            &mut |p| self.try_file(p, breakpad_id.as_given()),
             errors,
         );
         self.remote = Some(remote);
@@ -704,14 +705,15 @@ impl SymbolStore {
             errors.push(LoadError::msg(
                 LoadErrorKind::DownloadPending,
                 format!(
-                    "{debug_name}/{breakpad_id}: still downloading; ask again for the full answer"
+                    "{debug_name}/{}: still downloading; ask again for the full answer",
+                    breakpad_id.as_given()
                 ),
             ));
         }
         found
     }
 
-    fn insert(&mut self, debug_name: &str, breakpad_id: &str, module: Rc<LoadedModule>) {
+    fn insert(&mut self, debug_name: &str, breakpad_id: &DebugId, module: Rc<LoadedModule>) {
         let cost = module.cost();
         // Answers remembered since a module was cached count too (they grow after insert).
         // Measured now, not at insert: remembered answers and objects a debug map parsed
@@ -735,7 +737,7 @@ impl SymbolStore {
         }
         self.cache.push(CacheEntry {
             debug_name: debug_name.to_string(),
-            breakpad_id: breakpad_id.to_ascii_uppercase(),
+            breakpad_id: breakpad_id.clone(),
             module,
             last_used: self.clock,
         });
@@ -753,8 +755,14 @@ mod tests {
     #[test]
     fn the_cache_is_bounded_by_count_and_by_bytes() {
         // IDs from fixtures/corpus/README.md (recorded by scripts/gen-truth.py).
-        let a = ("shapes-gcc-O2-dwarf4", "7E378474164BB4D8EDFD5660EA4970D90");
-        let b = ("tmpl-gcc-O2-dwarf4", "DF2B56A15D151081B4D7E992A14A8F690");
+        let a = (
+            "shapes-gcc-O2-dwarf4",
+            &DebugId::new("7E378474164BB4D8EDFD5660EA4970D90"),
+        );
+        let b = (
+            "tmpl-gcc-O2-dwarf4",
+            &DebugId::new("DF2B56A15D151081B4D7E992A14A8F690"),
+        );
         let opts = SymbolOptions {
             symbol_dirs: vec![corpus_elf()],
             ..Default::default()
@@ -813,7 +821,7 @@ mod tests {
         let expected: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
         let images = &expected["caches"]["arm64"]["images"];
-        let id = |k: usize| images[k]["breakpadId"].as_str().unwrap().to_string();
+        let id = |k: usize| DebugId::new(images[k]["breakpadId"].as_str().unwrap());
         let opts = SymbolOptions {
             dyld_shared_caches: vec![dir.join("arm64/dyld_shared_cache_arm64")],
             ..Default::default()
