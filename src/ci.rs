@@ -160,7 +160,9 @@ struct ModuleWork {
     results: Vec<Option<Symbolized>>,
 }
 
-/// Runs `symbolicate`; returns the summary lines for stderr.
+/// Runs `symbolicate`: writes the symbolicated profile (`output`) and/or the sidecar, both
+/// or neither, and the summary to stderr (unless `quiet`); the error says why nothing
+/// was written.
 pub fn symbolicate(
     profile_path: &Path,
     output: Option<&Path>,
