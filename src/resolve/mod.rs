@@ -238,7 +238,7 @@ pub struct LoadError {
     pub kind: LoadErrorKind,
     pub message: String,
     /// For [`LoadErrorKind::UnmatchedDebugId`]: the debug ID the file has, when known.
-    pub found_id: Option<String>,
+    pub found_id: Option<crate::debugid::DebugId>,
 }
 
 impl LoadError {

@@ -336,7 +336,7 @@ impl SymbolStore {
         }
     }
 
-    fn try_candidate(&mut self, c: &Candidate, breakpad_id: &str) -> Result<Module, LoadError> {
+    fn try_candidate(&mut self, c: &Candidate, breakpad_id: &DebugId) -> Result<Module, LoadError> {
         match c {
             Candidate::File(path) => self.try_file(path, breakpad_id),
             Candidate::ZipEntry(i, entry) => {
@@ -425,7 +425,7 @@ impl SymbolStore {
         cache: &DyldCache,
         paths: &[&str],
         name: &str,
-        want: &str,
+        want: &DebugId,
     ) -> Result<usize, LoadError> {
         let found = cache.find(paths, name);
         let mut mismatch = None;
@@ -459,6 +459,7 @@ impl SymbolStore {
         breakpad_id: &str,
         lib: Option<&Lib>,
     ) -> Result<codefile::CodeFile, Vec<String>> {
+        let id = DebugId::new(breakpad_id);
         let mut why = Vec::new();
         for c in self.candidates(debug_name, breakpad_id, lib) {
             let Candidate::DyldImage { cache, paths, name } = c else {
@@ -467,7 +468,7 @@ impl SymbolStore {
             let found = self.dyld_cache(cache).and_then(|cache| {
                 let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
                 let find = || {
-                    let index = Self::dyld_image(&cache, &paths, &name, breakpad_id)?;
+                    let index = Self::dyld_image(&cache, &paths, &name, &id)?;
                     let shown = PathBuf::from(format!(
                         "{}:{}",
                         cache.path.display(),
@@ -496,7 +497,7 @@ impl SymbolStore {
     }
 
     /// Opens one file through the formats' single entry.
-    fn try_file(&self, path: &Path, breakpad_id: &str) -> Result<Module, LoadError> {
+    fn try_file(&self, path: &Path, breakpad_id: &DebugId) -> Result<Module, LoadError> {
         let companions = |binary: &Path, c: Companion<'_>| {
             paths::companions(binary, c, &self.opts.symbol_dirs, &self.symstores)
         };
@@ -579,7 +580,7 @@ impl SymbolStore {
         // and the remote sources that fit the module may name more.
         let mut fallback: Option<Module> = None;
         for c in candidates {
-            match self.try_candidate(&c, breakpad_id) {
+            match self.try_candidate(&c, id) {
                 Ok(module) => {
                     if lacks_debug_info(&module) {
                         self.log(|| format!("  {c:?}: no debug info; kept as the fallback"));
@@ -696,7 +697,7 @@ impl SymbolStore {
             breakpad_id,
             lib,
             wait,
-            &mut |p| self.try_file(p, breakpad_id.as_given()),
+            &mut |p| self.try_file(p, breakpad_id),
             errors,
         );
         self.remote = Some(remote);

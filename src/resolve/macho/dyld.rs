@@ -13,7 +13,7 @@ use super::super::bytes::FileBytes;
 use super::super::funcs::FunctionTable;
 use super::super::native::NativeModule;
 use super::super::{LoadError, LoadErrorKind, unwind};
-use crate::debugid;
+use crate::debugid::DebugId;
 
 /// A dyld shared cache, its files mapped (address space, not memory: pages are read as
 /// images are used).
@@ -351,11 +351,11 @@ fn linkedit_file<'d>(cache: &ObjectCache<'d>, file: &object::File<'d>) -> Option
 
 /// The images of `cache` whose ID is `want`, or why none is: the message says which
 /// image has which UUID (a macOS update replaces the cache and every UUID in it).
-pub fn check_id(cache: &DyldCache, index: usize, want: &str) -> Result<(), LoadError> {
+pub fn check_id(cache: &DyldCache, index: usize, want: &DebugId) -> Result<(), LoadError> {
     let found = cache
         .image_id(index)
         .map_err(|e| LoadError::new(LoadErrorKind::ParseError, &cache.path, e))?;
-    if debugid::same_id(&found, want) {
+    if want.is(&found) {
         return Ok(());
     }
     Err(LoadError::msg(
@@ -365,7 +365,7 @@ pub fn check_id(cache: &DyldCache, index: usize, want: &str) -> Result<(), LoadE
             cache.path.display(),
             cache.image_path(index),
             uuid_of(&found),
-            uuid_of(want),
+            uuid_of(want.as_given()),
         ),
     ))
 }

@@ -28,7 +28,7 @@ pub fn debug_id(file: &object::File<'_>) -> Option<String> {
 /// The member of `data` (thin or fat) whose debug ID is `want`.
 pub fn select<'d>(
     data: &'d [u8],
-    want: &str,
+    want: &crate::debugid::DebugId,
     ctx: &LoadContext<'_>,
 ) -> Result<&'d [u8], LoadError> {
     let path = ctx.path;
@@ -49,7 +49,7 @@ pub fn select<'d>(
         })?;
         let id = debug_id(&file);
         if let Some(id) = &id
-            && crate::debugid::same_id(id, want)
+            && want.is(id)
         {
             return Ok(member);
         }
@@ -65,14 +65,15 @@ pub fn select<'d>(
     let mut e = LoadError::msg(
         kind,
         format!(
-            "the file at {} has {}, the profile wants {want} (rebuilt since the profile was recorded?)",
+            "the file at {} has {}, the profile wants {} (rebuilt since the profile was recorded?)",
             path.display(),
-            seen.join(", ")
+            seen.join(", "),
+            want.as_given()
         ),
     );
     // One ID only: which of several members was meant is not known.
     if members.len() == 1 {
-        e.found_id = found_id;
+        e.found_id = found_id.map(crate::debugid::DebugId::from);
     }
     Err(e)
 }

@@ -10,6 +10,7 @@ use object::{Object, ObjectSection, SectionKind};
 use super::native::NativeModule;
 use super::{Companion, LoadContext, LoadError, LoadErrorKind, Module};
 use crate::debugid;
+use crate::debugid::DebugId;
 
 /// The PE's debug ID from its CodeView record, and the PDB path it names.
 pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
@@ -28,7 +29,7 @@ pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
 
 /// A PE image: checks its CodeView ID, then looks for its PDB beside it, at the CodeView
 /// path, and in the symstores; without one, its export table answers.
-pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     let path = ctx.path;
     let file = object::File::parse(data)
         .map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, format!("invalid PE: {e}")))?;
@@ -53,7 +54,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
             Companion::Pdb {
                 name: &pdb_name,
                 recorded: &pdb_path,
-                id: want,
+                id: want.as_given(),
             },
         )
     };

@@ -173,7 +173,7 @@ impl pdb::Source<'static> for MappedSource {
 /// Reads a PDB (whose ID must be `want`) into owned tables.
 pub fn load_pdb(
     data: Rc<FileBytes>,
-    want: &str,
+    want: &crate::debugid::DebugId,
     ctx: &LoadContext<'_>,
 ) -> Result<PdbModule, LoadError> {
     let path = ctx.path;
