@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::log::shell_quote;
 use crate::profile::libs::Lib;
-use crate::resolve::{LoadError, LoadErrorKind, Module};
+use crate::resolve::{LoadError, Module};
 
 /// Where a module without debug info comes from, which decides what can help.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -228,19 +228,9 @@ pub fn missing(
     lib: Option<&Lib>,
     verbose: bool,
 ) -> (String, Option<Advice>) {
-    let not_found = |e: &&LoadError| {
-        matches!(
-            e.kind,
-            LoadErrorKind::NotFound | LoadErrorKind::NoCandidates
-        )
-    };
+    let not_found = |e: &&LoadError| e.kind.is_absence();
     // A file of another build: nothing to install, the profile is older than the build.
-    if let Some(e) = errors.iter().find(|e| {
-        matches!(
-            e.kind,
-            LoadErrorKind::UnmatchedDebugId | LoadErrorKind::NoMatchMultiArch
-        )
-    }) {
+    if let Some(e) = errors.iter().find(|e| e.kind.is_other_build()) {
         return (format!("{debug_name}: {}", e.message), None);
     }
     let kind = advice_for(debug_name, lib, None);
@@ -284,6 +274,7 @@ pub fn missing(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resolve::LoadErrorKind;
 
     fn lib(path: &str) -> Lib {
         Lib {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{Answer, Api, ApiError};
 use crate::debugid::DebugId;
 use crate::jsonwrite::{hex_string, string};
-use crate::resolve::{LoadError, LoadErrorKind, Symbolized};
+use crate::resolve::{LoadError, Symbolized};
 use crate::store::LoadedModule;
 
 impl Api {
@@ -38,11 +38,9 @@ impl Api {
             }
             let answer = self.store.module(name, id, lib.as_ref());
             // Said once the answer is final: not while a download for it is still going on.
-            let waiting = answer.as_ref().is_err_and(|errors| {
-                errors
-                    .iter()
-                    .any(|e| matches!(e.kind, LoadErrorKind::DownloadPending))
-            });
+            let waiting = answer
+                .as_ref()
+                .is_err_and(|errors| errors.iter().any(|e| e.kind.is_pending()));
             if !self.quiet && !waiting && self.told.insert((name.to_string(), id.clone())) {
                 let verbose = self.store.verbose();
                 let (line, advice) = match &answer {

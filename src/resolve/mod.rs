@@ -216,6 +216,24 @@ impl LoadErrorKind {
         }
     }
 
+    /// No file was there to try (as opposed to one that could not be used).
+    pub fn is_absence(self) -> bool {
+        matches!(self, LoadErrorKind::NotFound | LoadErrorKind::NoCandidates)
+    }
+
+    /// A file of another build was there (the profile is older than the build).
+    pub fn is_other_build(self) -> bool {
+        matches!(
+            self,
+            LoadErrorKind::UnmatchedDebugId | LoadErrorKind::NoMatchMultiArch
+        )
+    }
+
+    /// The answer waits for a download (the module is asked for again later).
+    pub fn is_pending(self) -> bool {
+        matches!(self, LoadErrorKind::DownloadPending)
+    }
+
     /// `NotFound` or `ReadError` for a failure to open a file.
     pub fn of_io(e: &std::io::Error) -> LoadErrorKind {
         if e.kind() == std::io::ErrorKind::NotFound {
