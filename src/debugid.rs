@@ -99,7 +99,7 @@ impl fmt::Debug for DebugId {
     }
 }
 
-fn hex_upper(bytes: &[u8]) -> String {
+pub fn hex_upper(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
         let _ = write!(s, "{b:02X}");

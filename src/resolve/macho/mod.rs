@@ -19,10 +19,7 @@ use super::{LoadContext, LoadError, LoadErrorKind};
 /// The debug ID of a thin Mach-O: its `LC_UUID` as is, age 0.
 pub fn debug_id(file: &object::File<'_>) -> Option<String> {
     let uuid = file.mach_uuid().ok().flatten()?;
-    Some(format!(
-        "{}0",
-        crate::debugid::hex_lower(&uuid).to_ascii_uppercase()
-    ))
+    Some(format!("{}0", crate::debugid::hex_upper(&uuid)))
 }
 
 /// The member of `data` (thin or fat) whose debug ID is `want`.

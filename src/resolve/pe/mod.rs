@@ -19,11 +19,7 @@ pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
     guid[0..4].reverse();
     guid[4..6].reverse();
     guid[6..8].reverse();
-    let id = format!(
-        "{}{:X}",
-        debugid::hex_lower(&guid).to_ascii_uppercase(),
-        cv.age()
-    );
+    let id = format!("{}{:X}", debugid::hex_upper(&guid), cv.age());
     Some((id, String::from_utf8_lossy(cv.path()).into_owned()))
 }
 

@@ -69,7 +69,7 @@ fn pdb_id<S: pdb::Source<'static> + 'static>(
         .ok()
         .and_then(|d| d.age())
         .unwrap_or(info.age);
-    let guid = debugid::hex_lower(info.guid.as_bytes()).to_ascii_uppercase();
+    let guid = debugid::hex_upper(info.guid.as_bytes());
     Ok(format!("{guid}{age:X}"))
 }
 
