@@ -3,7 +3,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::api::Api;
+use crate::api::{Api, Handled};
 use crate::cli::{Command, Invocation, SymbolOptions};
 use crate::profile::ProfileFile;
 use crate::server::Server;
@@ -13,10 +13,15 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
-fn store(opts: SymbolOptions) -> SymbolStore {
+/// The symbol store of a mode. Whether a lookup waits for its download is decided here,
+/// once: the server loop must never sit in a download (it parks the request and polls),
+/// and `query` starts every download a request needs before waiting for any (its loop
+/// around `Api::handle_or_wait`); `symbolicate` waits, after `SymbolStore::fetch_all` has
+/// fetched what the profile needs all at once.
+fn store(opts: SymbolOptions, blocking: bool) -> SymbolStore {
     let nt = std::env::var("_NT_SYMBOL_PATH").ok();
     let debuginfod = std::env::var("DEBUGINFOD_URLS").ok();
-    let remote = crate::remote::Remote::new(&opts, nt.as_deref(), debuginfod.as_deref());
+    let remote = crate::remote::Remote::new(&opts, nt.as_deref(), debuginfod.as_deref(), blocking);
     let mut store = SymbolStore::new(opts, nt);
     store.set_remote(remote);
     store
@@ -55,11 +60,8 @@ pub fn run(inv: Invocation) -> u8 {
             };
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
-            let mut store = store(symbols);
             // The server loop never waits for a download: it parks the request.
-            if let Some(remote) = store.remote_mut() {
-                remote.blocking = false;
-            }
+            let mut store = store(symbols, false);
             // A sidecar beside the profile answers for modules no local file has.
             if let Some(p) = &profile {
                 let sidecar = crate::ci::default_sidecar(&p.path);
@@ -134,9 +136,9 @@ pub fn run(inv: Invocation) -> u8 {
             };
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
-            let mut store = store(symbols);
             // Every download the request needs runs at once; this waits for them.
-            let waits = store.remote_mut().map(|r| r.blocking = false).is_some();
+            let mut store = store(symbols, false);
+            let waits = store.remote_mut().is_some();
             let mut api = Api::new(store, None, quiet);
             let path = if api_path.starts_with('/') {
                 api_path
@@ -145,8 +147,8 @@ pub fn run(inv: Invocation) -> u8 {
             };
             let answer = loop {
                 match api.handle_or_wait(&path, &body, waits) {
-                    Some(answer) => break answer,
-                    None => api.wait_download(),
+                    Handled::Answer(answer) => break answer,
+                    Handled::WaitForDownloads => api.wait_download(),
                 }
             };
             let (code, text) = match answer {
@@ -174,7 +176,7 @@ pub fn run(inv: Invocation) -> u8 {
             }
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
-            let mut store = store(symbols);
+            let mut store = store(symbols, true);
             match crate::ci::symbolicate(&profile, output.as_deref(), sidecar, &mut store, quiet) {
                 Ok(()) => EXIT_OK,
                 Err(e) => {

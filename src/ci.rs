@@ -8,6 +8,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::debugid::DebugId;
 use crate::profile::ProfileFile;
 use crate::profile::libs::Lib;
 use crate::profile::rewrite::{self, Replacements};
@@ -159,7 +160,9 @@ struct ModuleWork {
     results: Vec<Option<Symbolized>>,
 }
 
-/// Runs `symbolicate`; returns the summary lines for stderr.
+/// Runs `symbolicate`: writes the symbolicated profile (`output`) and/or the sidecar, both
+/// or neither, and the summary to stderr (unless `quiet`); the error says why nothing
+/// was written.
 pub fn symbolicate(
     profile_path: &Path,
     output: Option<&Path>,
@@ -198,8 +201,8 @@ pub fn symbolicate(
         .map_err(|e| CiError(e.to_string()))?;
 
     // Which module offsets each process's addresses are, grouped by module.
-    let mut modules: BTreeMap<(String, String), ModuleWork> = BTreeMap::new();
-    let mut placed: Vec<(usize, u64, (String, String), u64)> = Vec::new(); // (process, address, module, offset)
+    let mut modules: BTreeMap<(String, DebugId), ModuleWork> = BTreeMap::new();
+    let mut placed: Vec<(usize, u64, (String, DebugId), u64)> = Vec::new(); // (process, address, module, offset)
     let mut total = 0u64;
     if processes.first().is_none_or(|root| !root.has_meta) {
         return Err(CiError(format!(
@@ -224,7 +227,7 @@ pub fn symbolicate(
             let Some(lib) = proc_.lib_at(index) else {
                 continue;
             };
-            let key = (lib.debug_name.clone(), lib.breakpad_id.to_ascii_uppercase());
+            let key = (lib.debug_name.clone(), lib.breakpad_id.clone());
             modules
                 .entry(key)
                 .or_insert_with(|| ModuleWork {
@@ -248,7 +251,7 @@ pub fn symbolicate(
             };
             let base = lib.start.unwrap_or(0).wrapping_sub(lib.offset);
             let offset = addr.wrapping_sub(base);
-            let key = (lib.debug_name.clone(), lib.breakpad_id.to_ascii_uppercase());
+            let key = (lib.debug_name.clone(), lib.breakpad_id.clone());
             modules
                 .entry(key.clone())
                 .or_insert_with(|| ModuleWork {
@@ -263,9 +266,9 @@ pub fn symbolicate(
     }
 
     // Downloads first, all at once.
-    let wanted: Vec<(&str, &str, Option<&crate::profile::libs::Lib>)> = modules
+    let wanted: Vec<(&str, &DebugId, Option<&crate::profile::libs::Lib>)> = modules
         .iter()
-        .map(|((name, _), w)| (name.as_str(), w.lib.breakpad_id.as_str(), Some(&w.lib)))
+        .map(|((name, _), w)| (name.as_str(), &w.lib.breakpad_id, Some(&w.lib)))
         .collect();
     store.fetch_all(&wanted);
     // Resolve, one ascending pass per module.
@@ -309,7 +312,7 @@ pub fn symbolicate(
         }
     }
     // Where each offset's result is in its module's (sorted) results.
-    let positions: HashMap<&(String, String), HashMap<u64, usize>> = modules
+    let positions: HashMap<&(String, DebugId), HashMap<u64, usize>> = modules
         .iter()
         .map(|(k, w)| {
             (
@@ -318,7 +321,7 @@ pub fn symbolicate(
             )
         })
         .collect();
-    let symbol_of = |key: &(String, String), offset: u64| -> Option<&Symbolized> {
+    let symbol_of = |key: &(String, DebugId), offset: u64| -> Option<&Symbolized> {
         let i = *positions.get(key)?.get(&offset)?;
         modules.get(key)?.results.get(i)?.as_ref()
     };
@@ -372,7 +375,7 @@ pub fn symbolicate(
             .filter(|(_, w)| w.results.iter().any(Option::is_some))
             .map(|((name, _), w)| ModuleSymbols {
                 debug_name: name,
-                debug_id: &w.lib.breakpad_id,
+                debug_id: w.lib.breakpad_id.as_given(),
                 code_id: w.lib.code_id.as_deref(),
                 addresses: w
                     .offsets

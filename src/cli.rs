@@ -1,4 +1,5 @@
-//! Command line: turns `argv` into a [`Command`] and the [`Options`] every mode shares.
+//! Command line: turns `argv` into an [`Invocation`]: the [`Command`] (its mode's own
+//! options, e.g. [`ServerOptions`]) and the [`SymbolOptions`] every mode shares.
 
 use std::ffi::OsString;
 use std::fmt;

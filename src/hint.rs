@@ -228,12 +228,9 @@ pub fn missing(
     lib: Option<&Lib>,
     verbose: bool,
 ) -> (String, Option<Advice>) {
-    let not_found = |e: &&LoadError| matches!(e.kind, "NotFound" | "NoCandidates");
+    let not_found = |e: &&LoadError| e.kind.is_absence();
     // A file of another build: nothing to install, the profile is older than the build.
-    if let Some(e) = errors
-        .iter()
-        .find(|e| matches!(e.kind, "UnmatchedDebugId" | "NoMatchMultiArch"))
-    {
+    if let Some(e) = errors.iter().find(|e| e.kind.is_other_build()) {
         return (format!("{debug_name}: {}", e.message), None);
     }
     let kind = advice_for(debug_name, lib, None);
@@ -277,6 +274,7 @@ pub fn missing(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resolve::LoadErrorKind;
 
     fn lib(path: &str) -> Lib {
         Lib {
@@ -318,11 +316,11 @@ mod tests {
     #[test]
     fn a_rebuilt_file_is_said_first_and_gets_no_install_advice() {
         let errors = [
-            LoadError::new("NotFound", std::path::Path::new("/x/example.debug"), "No such file"),
-            LoadError {
-                kind: "UnmatchedDebugId",
-                message: "the file at /x/example has debug ID A, the profile wants B (rebuilt since the profile was recorded?)".into(),
-            },
+            LoadError::new(LoadErrorKind::NotFound, std::path::Path::new("/x/example.debug"), "No such file"),
+            LoadError::msg(
+                LoadErrorKind::UnmatchedDebugId,
+                "the file at /x/example has debug ID A, the profile wants B (rebuilt since the profile was recorded?)".into(),
+            ),
         ];
         let (line, kind) = missing("example", &errors, Some(&lib("/x/example")), false);
         assert!(

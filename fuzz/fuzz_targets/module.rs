@@ -5,6 +5,7 @@
 //! module's error, and they are let through here; any other panic aborts.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use profiler_symbol_server::debugid::DebugId;
 use profiler_symbol_server::resolve::{Companion, LoadContext, open};
 use std::cell::RefCell;
 use std::path::Path;
@@ -20,17 +21,11 @@ fn run(data: &[u8]) {
     }
     let none = |_: &Path, _: Companion<'_>| Vec::new();
     let ctx = LoadContext { path: &path, companions: &none, verbose: false };
-    let want = "00000000000000000000000000000000A";
-    let module = match open::open(want, &ctx) {
+    let want = DebugId::new("00000000000000000000000000000000A");
+    let module = match open::open(&want, &ctx) {
         Ok(m) => Some(m),
-        // Ask again for the ID the file has.
-        Err(e) if e.kind == "UnmatchedDebugId" => e
-            .message
-            .split("its debug ID is ")
-            .nth(1)
-            .and_then(|r| r.split([',', ' ']).next())
-            .and_then(|id| open::open(id, &ctx).ok()),
-        Err(_) => None,
+        // Ask again for the ID the file has (an `UnmatchedDebugId` error says which).
+        Err(e) => e.found_id.and_then(|id| open::open(&id, &ctx).ok()),
     };
     if let Some(m) = module {
         let offsets: Vec<u64> = (0..128u64).map(|i| i * 0x20).collect();

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::{Api, ApiError, offset_field};
+use crate::debugid::DebugId;
 use crate::disasm;
 use crate::pathname::is_plain;
 use crate::profile::libs::Lib;
@@ -83,11 +84,11 @@ impl Api {
             .unwrap_or_default();
         // Without an entry in the profile, the request's own names stand in for one (a
         // PE's binary is `name`, its debugName the PDB's).
-        let lib = req.debug_id.as_deref().and_then(|id| {
-            self.lib(debug_name, id).or_else(|| {
+        let lib = req.debug_id.as_deref().map(DebugId::new).and_then(|id| {
+            self.lib(debug_name, &id).or_else(|| {
                 Some(Lib {
                     debug_name: debug_name.to_string(),
-                    breakpad_id: id.to_string(),
+                    breakpad_id: id,
                     name: req.name.clone(),
                     code_id: req.code_id.clone(),
                     ..Lib::default()
@@ -99,10 +100,10 @@ impl Api {
         }
         // The symbol side (function ends, target names): the same store as
         // /symbolicate/v5. Without it the code is still shown, unnamed.
-        let module = req
-            .debug_id
-            .as_deref()
-            .and_then(|id| self.store.module(debug_name, id, lib.as_ref()).ok());
+        let module = req.debug_id.as_deref().and_then(|id| {
+            let id = DebugId::new(id);
+            self.store.module(debug_name, &id, lib.as_ref()).ok()
+        });
         let mut size = req.size;
         if req.until_function_end
             && let Some(sym) = module

@@ -16,23 +16,62 @@ use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
+use crate::debugid::DebugId;
 use crate::profile::libs::{Lib, LibList};
 use crate::profile::{ProfileError, ProfileFile};
 use crate::store::SymbolStore;
 
-/// A request that cannot be answered; `status` is the HTTP status to send.
+/// Why a request cannot be answered; each kind has its HTTP status ([`Self::status`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiErrorKind {
+    /// The request is malformed (400).
+    BadRequest,
+    /// No such path, or nothing there (404).
+    NotFound,
+    /// The server failed (500).
+    Internal,
+}
+
+impl ApiErrorKind {
+    pub fn status(self) -> u16 {
+        match self {
+            ApiErrorKind::BadRequest => 400,
+            ApiErrorKind::NotFound => 404,
+            ApiErrorKind::Internal => 500,
+        }
+    }
+}
+
+/// A request that cannot be answered.
 #[derive(Debug)]
 pub struct ApiError {
-    pub status: u16,
+    pub kind: ApiErrorKind,
     pub message: String,
 }
 
 impl ApiError {
-    pub fn bad_request(message: impl Into<String>) -> ApiError {
+    pub fn new(kind: ApiErrorKind, message: impl Into<String>) -> ApiError {
         ApiError {
-            status: 400,
+            kind,
             message: message.into(),
         }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(ApiErrorKind::BadRequest, message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(ApiErrorKind::NotFound, message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(ApiErrorKind::Internal, message)
+    }
+
+    /// The HTTP status to send.
+    pub fn status(&self) -> u16 {
+        self.kind.status()
     }
 
     pub fn to_json(&self) -> Value {
@@ -42,8 +81,17 @@ impl ApiError {
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.message, self.status)
+        write!(f, "{} ({})", self.message, self.status())
     }
+}
+
+/// What [`Api::handle_or_wait`] gives its caller.
+pub enum Handled {
+    /// The answer (or why there is none), final.
+    Answer(Result<Answer, ApiError>),
+    /// The answer waits for downloads (or for the profile's libs, still being read): ask
+    /// again when [`Api::poll_downloads`] moves on.
+    WaitForDownloads,
 }
 
 /// What the profile's reader thread sends: the root's libs (near the start of the file,
@@ -69,7 +117,7 @@ pub struct Api {
     libs: Option<LibList>,
     quiet: bool,
     /// Modules whose symbol source was reported on stderr already.
-    told: BTreeSet<(String, String)>,
+    told: BTreeSet<(String, DebugId)>,
     /// Advice for modules without debug info, said once per kind.
     advisor: crate::hint::Advisor,
 }
@@ -162,7 +210,7 @@ impl Api {
     /// big profile costs a pass over all of it, only matters when the module is not among
     /// them. While the libs it needs are still being read, a request that may wait is
     /// marked pending (`libs_pending`) and its answer is thrown away.
-    pub fn lib(&mut self, debug_name: &str, breakpad_id: &str) -> Option<Lib> {
+    pub fn lib(&mut self, debug_name: &str, breakpad_id: &DebugId) -> Option<Lib> {
         self.receive_libs(false);
         let found = [&self.root_libs, &self.libs]
             .into_iter()
@@ -177,14 +225,10 @@ impl Api {
         None
     }
 
-    /// `handle` for the server loop: `None` when the answer waits for a download and
-    /// `may_wait`; the loop parks the request and asks again when downloads progress.
-    pub fn handle_or_wait(
-        &mut self,
-        path: &str,
-        body: &[u8],
-        may_wait: bool,
-    ) -> Option<Result<Answer, ApiError>> {
+    /// `handle` for the server loop and `query`: [`Handled::WaitForDownloads`] when the
+    /// answer waits for a download and `may_wait` (the answer made meanwhile is thrown
+    /// away); the caller asks again when downloads progress.
+    pub fn handle_or_wait(&mut self, path: &str, body: &[u8], may_wait: bool) -> Handled {
         self.store.take_pending();
         self.libs_pending = false;
         self.may_wait = may_wait;
@@ -192,9 +236,9 @@ impl Api {
         self.may_wait = false;
         let pending = self.store.take_pending() | std::mem::take(&mut self.libs_pending);
         if pending && may_wait {
-            None
+            Handled::WaitForDownloads
         } else {
-            Some(answer)
+            Handled::Answer(answer)
         }
     }
 
@@ -258,10 +302,7 @@ impl Api {
                     .asm(&req)
                     .unwrap_or_else(|message| json!({ "error": message })))
             }
-            _ => Err(ApiError {
-                status: 404,
-                message: format!("unknown API path {path}"),
-            }),
+            _ => Err(ApiError::not_found(format!("unknown API path {path}"))),
         }
     }
 }

@@ -7,6 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{Api, ApiError, offset_field, str_field};
+use crate::debugid::DebugId;
 
 /// Largest source file served.
 pub const MAX_SOURCE: u64 = 64 << 20;
@@ -183,7 +184,7 @@ pub fn read(path: &Path) -> Result<String, String> {
 /// A `/source/v1` request, checked.
 pub(super) struct SourceRequest {
     debug_name: String,
-    debug_id: String,
+    debug_id: DebugId,
     module_offset: u64,
     file: String,
 }
@@ -195,7 +196,7 @@ impl SourceRequest {
         }
         Ok(SourceRequest {
             debug_name: str_field(v, "debugName")?,
-            debug_id: str_field(v, "debugId")?,
+            debug_id: DebugId::from(str_field(v, "debugId")?),
             module_offset: offset_field(v, "moduleOffset")?,
             file: str_field(v, "file")?,
         })
@@ -218,7 +219,7 @@ impl Api {
                 format!(
                     "no debug file for {}/{}: {}",
                     req.debug_name,
-                    req.debug_id,
+                    req.debug_id.as_given(),
                     why.join("; ")
                 )
             })?;

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use serde_json::{Value, json};
 
 use super::{Answer, Api, ApiError};
+use crate::debugid::DebugId;
 use crate::jsonwrite::{hex_string, string};
 use crate::resolve::{LoadError, Symbolized};
 use crate::store::LoadedModule;
@@ -14,7 +15,7 @@ use crate::store::LoadedModule;
 impl Api {
     pub(super) fn symbolicate(&mut self, jobs: &[Job]) -> Answer {
         // One sorted pass per module over every address of every job.
-        let mut wanted: BTreeMap<(&str, &str), Vec<u64>> = BTreeMap::new();
+        let mut wanted: BTreeMap<(&str, &DebugId), Vec<u64>> = BTreeMap::new();
         for job in jobs {
             for stack in &job.stacks {
                 for &(index, offset) in stack {
@@ -24,7 +25,7 @@ impl Api {
                 }
             }
         }
-        let mut answers: HashMap<(&str, &str), ModuleAnswer> = HashMap::new();
+        let mut answers: HashMap<(&str, &DebugId), ModuleAnswer> = HashMap::new();
         for ((name, id), mut offsets) in wanted {
             offsets.sort_unstable();
             offsets.dedup();
@@ -39,8 +40,8 @@ impl Api {
             // Said once the answer is final: not while a download for it is still going on.
             let waiting = answer
                 .as_ref()
-                .is_err_and(|errors| errors.iter().any(|e| e.kind == "DownloadPending"));
-            if !self.quiet && !waiting && self.told.insert((name.to_string(), id.to_string())) {
+                .is_err_and(|errors| errors.iter().any(|e| e.kind.is_pending()));
+            if !self.quiet && !waiting && self.told.insert((name.to_string(), id.clone())) {
                 let verbose = self.store.verbose();
                 let (line, advice) = match &answer {
                     Ok(module) => {
@@ -140,19 +141,20 @@ fn file_line(out: &mut Vec<u8>, file: Option<&str>, line: Option<u32>) {
 fn errors_json(errors: &[LoadError]) -> Value {
     errors
         .iter()
-        .map(|e| json!({ "name": e.kind, "message": e.message }))
+        .map(|e| json!({ "name": e.kind.name(), "message": e.message }))
         .collect::<Vec<_>>()
         .into()
 }
 
-fn write_job(answer: &mut Answer, job: &Job, answers: &HashMap<(&str, &str), ModuleAnswer>) {
+fn write_job(answer: &mut Answer, job: &Job, answers: &HashMap<(&str, &DebugId), ModuleAnswer>) {
     let mut found: BTreeMap<String, bool> = BTreeMap::new();
     let mut errors: BTreeMap<String, Value> = BTreeMap::new();
     // Per memoryMap entry: its answer and `,"module":"…"` escaped once, not per frame.
     let mut modules = Vec::with_capacity(job.memory_map.len());
     for (name, id) in &job.memory_map {
-        let answer = answers.get(&(name.as_str(), id.as_str()));
-        let key = format!("{name}/{id}");
+        let answer = answers.get(&(name.as_str(), id));
+        // The key repeats the request's ID as it was written.
+        let key = format!("{name}/{}", id.as_given());
         // `None`: not asked for (no frame of this module in any job).
         let (is_found, problems) = match answer {
             Some(ModuleAnswer::Found(module)) => (Some(true), module.warnings()),
@@ -218,7 +220,8 @@ fn write_job(answer: &mut Answer, job: &Job, answers: &HashMap<(&str, &str), Mod
 /// One job of a `/symbolicate/v5` request, checked.
 #[derive(Debug)]
 pub struct Job {
-    pub memory_map: Vec<(String, String)>,
+    /// (debug name, debug ID)
+    pub memory_map: Vec<(String, DebugId)>,
     /// (index into `memory_map`, or `None` for index -1; module offset)
     pub stacks: Vec<Vec<(Option<usize>, u64)>>,
 }
@@ -260,7 +263,7 @@ fn parse_job(v: &Value, at: &str) -> Result<Job, ApiError> {
                 )));
             }
         };
-        memory_map.push((name.to_string(), id.to_string()));
+        memory_map.push((name.to_string(), DebugId::new(id)));
     }
     let stacks_v = obj
         .get("stacks")

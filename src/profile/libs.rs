@@ -3,10 +3,12 @@
 
 use serde_json::Value;
 
+use crate::debugid::DebugId;
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Lib {
     pub debug_name: String,
-    pub breakpad_id: String,
+    pub breakpad_id: DebugId,
     pub name: Option<String>,
     pub path: Option<String>,
     pub debug_path: Option<String>,
@@ -29,7 +31,7 @@ impl Lib {
     /// use for symbolication and give `None`.
     pub fn from_json(v: &Value) -> Option<Lib> {
         let debug_name = nonempty_str(v, "debugName").or_else(|| nonempty_str(v, "name"))?;
-        let breakpad_id = nonempty_str(v, "breakpadId")?;
+        let breakpad_id = DebugId::from(nonempty_str(v, "breakpadId")?);
         Some(Lib {
             debug_name,
             breakpad_id,
@@ -62,19 +64,19 @@ pub fn anchor_relative_paths(libs: &mut [Lib], profile_dir: &std::path::Path) {
 }
 
 /// Every distinct library of a profile (the root's and each subprocess's), indexed by
-/// (debug name, upper-case debug ID): duplicates are found and modules looked up in
+/// (debug name, debug ID): duplicates are found and modules looked up in
 /// O(1) each, so 100 000 libs cost a pass, not 10^10 comparisons.
 #[derive(Debug, Default)]
 pub struct LibList {
     libs: Vec<Lib>,
-    index: std::collections::HashMap<(String, String), usize>,
+    index: std::collections::HashMap<(String, DebugId), usize>,
 }
 
 impl LibList {
     pub fn new(all: Vec<Lib>) -> LibList {
         let mut list = LibList::default();
         for lib in all {
-            let key = (lib.debug_name.clone(), lib.breakpad_id.to_ascii_uppercase());
+            let key = (lib.debug_name.clone(), lib.breakpad_id.clone());
             if let std::collections::hash_map::Entry::Vacant(e) = list.index.entry(key) {
                 e.insert(list.libs.len());
                 list.libs.push(lib);
@@ -83,8 +85,8 @@ impl LibList {
         list
     }
 
-    pub fn find(&self, debug_name: &str, breakpad_id: &str) -> Option<&Lib> {
-        let key = (debug_name.to_string(), breakpad_id.to_ascii_uppercase());
+    pub fn find(&self, debug_name: &str, breakpad_id: &DebugId) -> Option<&Lib> {
+        let key = (debug_name.to_string(), breakpad_id.clone());
         self.index.get(&key).map(|&i| &self.libs[i])
     }
 
@@ -116,10 +118,13 @@ mod tests {
         ]);
         assert_eq!(list.len(), 2);
         assert_eq!(
-            list.find("a", "AB0").unwrap().path.as_deref(),
+            list.find("a", &"AB0".into()).unwrap().path.as_deref(),
             Some("/first")
         );
-        assert_eq!(list.find("b", "ab0").unwrap().path.as_deref(), Some("/b"));
-        assert!(list.find("c", "AB0").is_none());
+        assert_eq!(
+            list.find("b", &"ab0".into()).unwrap().path.as_deref(),
+            Some("/b")
+        );
+        assert!(list.find("c", &"AB0".into()).is_none());
     }
 }

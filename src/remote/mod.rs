@@ -1,9 +1,11 @@
 //! Remote symbol sources (SPEC section 6, step 7), consulted only for what no local file
 //! has: Breakpad symbol servers (Tecken), Windows symbol servers, debuginfod. Each file is
 //! fetched at most once per run into a disk cache and verified like a local file before
-//! use. Downloads are child processes (see `curl.rs`) polled by the server loop, which
-//! never waits for one; `query` and `symbolicate` wait (`blocking`). The caches and what
-//! may be removed from them: `cache.rs`.
+//! use. Downloads are child processes (see `curl.rs`). Whether a lookup waits for its
+//! download is decided once, when the `Remote` is made (see [`Remote::new`]); otherwise the
+//! lookup answers `Pending` and the caller polls (the server loop, `query`), or waits for
+//! many at once ([`crate::store::SymbolStore::fetch_all`]). The caches and what may be
+//! removed from them: `cache.rs`.
 
 pub mod cache;
 pub mod curl;
@@ -13,8 +15,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use crate::cli::SymbolOptions;
+use crate::debugid::DebugId;
 use crate::profile::libs::Lib;
-use crate::resolve::{LoadError, Module};
+use crate::resolve::{LoadError, LoadErrorKind, Module};
 
 /// Downloads running at once; more wait in a queue.
 const MAX_RUNNING: usize = 8;
@@ -72,8 +75,9 @@ pub struct Remote {
     wrote: HashSet<PathBuf>,
     running: Vec<curl::Download>,
     queued: VecDeque<Queued>,
-    /// Wait for each download (query, symbolicate) instead of answering `Pending`.
-    pub blocking: bool,
+    /// Whether [`Self::find`] waits for each download instead of answering `Pending`; set
+    /// at construction, read through [`Self::waits`].
+    blocking: bool,
     curl_missing: bool,
     /// Downloads finished so far: the server loop retries parked requests when it moves.
     pub finished: u64,
@@ -126,7 +130,7 @@ pub fn symbol_path_servers(value: &str) -> Vec<(String, Option<PathBuf>)> {
 /// The GNU build ID of an ELF module, from the profile's code ID, when it is one: hex,
 /// and its first 16 bytes give the requested debug ID (which rules out PE and Mach-O
 /// code IDs).
-fn elf_build_id(lib: Option<&Lib>, breakpad_id: &str) -> Option<String> {
+fn elf_build_id(lib: Option<&Lib>, breakpad_id: &DebugId) -> Option<String> {
     let code_id = lib?.code_id.as_deref()?.to_ascii_lowercase();
     if code_id.len() < 8
         || code_id.len() % 2 != 0
@@ -139,16 +143,18 @@ fn elf_build_id(lib: Option<&Lib>, breakpad_id: &str) -> Option<String> {
         .filter_map(|i| u8::from_str_radix(&code_id[i..i + 2], 16).ok())
         .collect();
     let id = crate::debugid::elf_from_build_id(&bytes, true);
-    crate::debugid::same_id(&id, breakpad_id).then_some(code_id)
+    breakpad_id.is(&id).then_some(code_id)
 }
 
 impl Remote {
     /// Sources from the options, `_NT_SYMBOL_PATH` and `DEBUGINFOD_URLS`; `None` when
-    /// there are none.
+    /// there are none. `blocking`: a lookup waits for the download it starts (see
+    /// [`Self::waits`]); without it, it answers `Pending` and the caller polls.
     pub fn new(
         opts: &SymbolOptions,
         nt_symbol_path: Option<&str>,
         debuginfod_urls: Option<&str>,
+        blocking: bool,
     ) -> Option<Remote> {
         let root = cache::default_root();
         // (folder, prunable): a folder the user names is theirs.
@@ -229,12 +235,17 @@ impl Remote {
             wrote: HashSet::new(),
             running: Vec::new(),
             queued: VecDeque::new(),
-            blocking: true,
+            blocking,
             curl_missing: false,
             finished: 0,
             quiet: opts.quiet,
             verbose: opts.verbose,
         })
+    }
+
+    /// Whether lookups wait for their downloads by default (see [`Self::new`]).
+    pub fn waits(&self) -> bool {
+        self.blocking
     }
 
     /// The folders downloads are saved in.
@@ -244,19 +255,21 @@ impl Remote {
 
     /// Looks a module up on the remote sources that fit it, in order. `load` opens and
     /// verifies a file (the store's own check, as for local files); errors of each source
-    /// tried go to `errors`.
+    /// tried go to `errors`. `wait`: wait for a download this starts, instead of
+    /// answering `Pending`.
     pub fn find(
         &mut self,
         debug_name: &str,
-        breakpad_id: &str,
+        breakpad_id: &DebugId,
         lib: Option<&Lib>,
+        wait: bool,
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
         if !crate::pathname::is_plain(debug_name) {
             return Lookup::Absent;
         }
-        let id = breakpad_id.to_ascii_uppercase();
+        let id = breakpad_id.upper();
         let build_id = elf_build_id(lib, breakpad_id);
         let mut pending = false;
         for i in 0..self.sources.len() {
@@ -281,7 +294,7 @@ impl Remote {
                 Kind::Debuginfod => join_url(&src.base, &format!("buildid/{rel}")),
                 _ => join_url(&src.base, &encode_path(&rel)),
             };
-            match self.fetch(i, &url, Path::new(&rel), load, errors) {
+            match self.fetch(i, &url, Path::new(&rel), wait, load, errors) {
                 Lookup::Found(m, s) => return Lookup::Found(m, s),
                 // Later sources are not asked meanwhile: they come after this one.
                 Lookup::Pending => pending = true,
@@ -303,6 +316,7 @@ impl Remote {
         source: usize,
         url: &str,
         rel: &Path,
+        wait: bool,
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
@@ -316,7 +330,7 @@ impl Remote {
             // elfutils records a miss as an empty file: absent, without asking.
             Ok(Some(m)) if m.len() == 0 => {
                 errors.push(LoadError::new(
-                    "NotFound",
+                    LoadErrorKind::NotFound,
                     &dest,
                     "an empty cache entry (a miss remembered by the debuginfod client)",
                 ));
@@ -327,10 +341,7 @@ impl Remote {
             // A symlink or a non-folder planted in the cache: never followed, never asked
             // over (the download could not be stored there either).
             Err(e) => {
-                errors.push(LoadError {
-                    kind: "CacheRefused",
-                    message: e.to_string(),
-                });
+                errors.push(LoadError::msg(LoadErrorKind::CacheRefused, e.to_string()));
                 return Lookup::Absent;
             }
         }
@@ -339,24 +350,24 @@ impl Remote {
         }
         let server = &self.sources[source].base;
         if self.missed.contains(url) {
-            errors.push(LoadError {
-                kind: "NotFound",
-                message: format!("{url}: not on the server"),
-            });
+            errors.push(LoadError::msg(
+                LoadErrorKind::NotFound,
+                format!("{url}: not on the server"),
+            ));
             return Lookup::Absent;
         }
         if self.down[source] {
-            errors.push(LoadError {
-                kind: "ServerDown",
-                message: format!("{url}: not asked, {server} failed earlier in this run"),
-            });
+            errors.push(LoadError::msg(
+                LoadErrorKind::ServerDown,
+                format!("{url}: not asked, {server} failed earlier in this run"),
+            ));
             return Lookup::Absent;
         }
         if self.curl_missing {
-            errors.push(LoadError {
-                kind: "NoHttpClient",
-                message: format!("{url}: not fetched, curl is not installed"),
-            });
+            errors.push(LoadError::msg(
+                LoadErrorKind::NoHttpClient,
+                format!("{url}: not fetched, curl is not installed"),
+            ));
             return Lookup::Absent;
         }
         let job = Queued {
@@ -364,7 +375,7 @@ impl Remote {
             rel: rel.to_path_buf(),
             source,
         };
-        if !self.blocking {
+        if !wait {
             self.queued.push_back(job);
             self.start_queued();
             return Lookup::Pending;
@@ -377,13 +388,13 @@ impl Remote {
                     self.wait_any();
                 }
             }
-            None => return self.fetch(source, url, rel, load, errors),
+            None => return self.fetch(source, url, rel, wait, load, errors),
         }
         if matches!(cache::lookup(&root, rel), Ok(Some(_))) {
             return self.verify(source, rel, load, errors);
         }
         // The outcome was recorded: this reports it.
-        self.fetch(source, url, rel, load, errors)
+        self.fetch(source, url, rel, wait, load, errors)
     }
 
     fn verify(
@@ -405,7 +416,7 @@ impl Remote {
             });
         let result = if cab == Some(true) {
             Err(LoadError::new(
-                "UnsupportedFormat",
+                LoadErrorKind::UnsupportedFormat,
                 &dest,
                 "a CAB-compressed file (.pd_); compressed symbol server answers are not supported",
             ))
@@ -622,14 +633,14 @@ mod tests {
         };
         let elf = lib("eae34e02f5655745dd557688f4ec4af564554074");
         assert_eq!(
-            elf_build_id(Some(&elf), "024EE3EA65F54557DD557688F4EC4AF50").as_deref(),
+            elf_build_id(Some(&elf), &"024EE3EA65F54557DD557688F4EC4AF50".into()).as_deref(),
             Some("eae34e02f5655745dd557688f4ec4af564554074")
         );
         // A PE code ID (timestamp + size) is not a build ID.
         assert!(
             elf_build_id(
                 Some(&lib("6553F1003000")),
-                "A0EA581CEB06F24F4C4C44205044422E1"
+                &"A0EA581CEB06F24F4C4C44205044422E1".into()
             )
             .is_none()
         );

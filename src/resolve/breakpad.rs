@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use super::bytes::FileBytes;
-use super::{InlineFrame, LoadError, Symbolized, Text};
+use super::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
 
 /// Where the text is: a local file (read on demand), or bytes: the mapping of a file
 /// without the `.sym` name, or an entry taken out of a zip.
@@ -104,14 +104,8 @@ fn keyword(line: &str) -> Option<&str> {
 
 impl SymFile {
     pub fn open_file(path: &Path) -> Result<SymFile, LoadError> {
-        let f = super::bytes::open_regular(path).map_err(|e| {
-            let kind = if e.kind() == std::io::ErrorKind::NotFound {
-                "NotFound"
-            } else {
-                "ReadError"
-            };
-            LoadError::new(kind, path, e)
-        })?;
+        let f = super::bytes::open_regular(path)
+            .map_err(|e| LoadError::new(LoadErrorKind::of_io(&e), path, e))?;
         Self::index(
             BufReader::with_capacity(1 << 16, f),
             Source::File(path.to_path_buf()),
@@ -130,7 +124,7 @@ impl SymFile {
     }
 
     fn index<R: BufRead>(mut r: R, source: Source, origin: &Path) -> Result<SymFile, LoadError> {
-        let bad = |msg: String| LoadError::new("ParseError", origin, msg);
+        let bad = |msg: String| LoadError::new(LoadErrorKind::ParseError, origin, msg);
         let mut sym = SymFile {
             source,
             debug_id: String::new(),

@@ -6,7 +6,7 @@
 
 use object::{Object, ObjectSection, SectionKind};
 
-use super::{LoadError, Symbolized, Text, demangle};
+use super::{LoadError, LoadErrorKind, Symbolized, Text, demangle};
 
 /// `[start, end)` of each code section. A separate debug file (`objcopy
 /// --only-keep-debug`, debuginfod's `debuginfo`) keeps the section headers with no bytes
@@ -35,7 +35,7 @@ pub fn elf_table(
 ) -> FunctionTable {
     match super::elf::minidebuginfo::symbols(file) {
         Ok(more) => symbols.extend(more),
-        Err(e) => warnings.push(LoadError::new("MiniDebugInfo", path, e)),
+        Err(e) => warnings.push(LoadError::new(LoadErrorKind::MiniDebugInfo, path, e)),
     }
     symbols.extend(super::elf::plt::stubs(file));
     // `DT_INIT`/`DT_FINI` name their functions even where `.symtab` is stripped and no

@@ -48,7 +48,7 @@ pub struct Symbolized {
 
 /// A parsed debug file, ready for lookups; kept in the symbol store's cache.
 pub enum Module {
-    /// ELF or Mach-O: DWARF and symbol tables.
+    /// ELF, Mach-O or PE: DWARF, symbol or export tables.
     Native(Box<native::NativeModule>),
     /// A PDB's procedures, lines and inline sites.
     Pdb(pe::PdbModule),
@@ -122,41 +122,183 @@ impl Module {
     }
 }
 
+/// What kind of failure a [`LoadError`] is. Each kind has the name the `/symbolicate/v5`
+/// answer gives it in `module_errors` ([`Self::name`]): the front-end and scripts see
+/// those names, so they never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LoadErrorKind {
+    CacheRefused,
+    DebugLinkCrcMismatch,
+    DecompressionLimit,
+    DownloadPending,
+    DyldCacheError,
+    InvalidDebugId,
+    InvalidDebugName,
+    MiniDebugInfo,
+    MissingSupplementaryFile,
+    NoCandidates,
+    NoHttpClient,
+    NoMatchMultiArch,
+    NotFound,
+    ObjectModified,
+    ObjectNotFound,
+    ParseError,
+    /// A parser panicked on the file (see [`LoadError::from_panic`]): named `ParseError`
+    /// in answers, but the file is never parsed again.
+    ParserPanic,
+    ReadError,
+    ServerDown,
+    SidecarError,
+    UnknownFormat,
+    UnmatchedDebugId,
+    UnsupportedFormat,
+    ZipError,
+}
+
+impl LoadErrorKind {
+    /// Every kind, for tests.
+    pub const ALL: [LoadErrorKind; 24] = {
+        use LoadErrorKind::*;
+        [
+            CacheRefused,
+            DebugLinkCrcMismatch,
+            DecompressionLimit,
+            DownloadPending,
+            DyldCacheError,
+            InvalidDebugId,
+            InvalidDebugName,
+            MiniDebugInfo,
+            MissingSupplementaryFile,
+            NoCandidates,
+            NoHttpClient,
+            NoMatchMultiArch,
+            NotFound,
+            ObjectModified,
+            ObjectNotFound,
+            ParseError,
+            ParserPanic,
+            ReadError,
+            ServerDown,
+            SidecarError,
+            UnknownFormat,
+            UnmatchedDebugId,
+            UnsupportedFormat,
+            ZipError,
+        ]
+    };
+
+    /// The name in `module_errors` (and in stderr lines).
+    pub fn name(self) -> &'static str {
+        use LoadErrorKind::*;
+        match self {
+            CacheRefused => "CacheRefused",
+            DebugLinkCrcMismatch => "DebugLinkCrcMismatch",
+            DecompressionLimit => "DecompressionLimit",
+            DownloadPending => "DownloadPending",
+            DyldCacheError => "DyldCacheError",
+            InvalidDebugId => "InvalidDebugId",
+            InvalidDebugName => "InvalidDebugName",
+            MiniDebugInfo => "MiniDebugInfo",
+            MissingSupplementaryFile => "MissingSupplementaryFile",
+            NoCandidates => "NoCandidates",
+            NoHttpClient => "NoHttpClient",
+            NoMatchMultiArch => "NoMatchMultiArch",
+            NotFound => "NotFound",
+            ObjectModified => "ObjectModified",
+            ObjectNotFound => "ObjectNotFound",
+            ParseError | ParserPanic => "ParseError",
+            ReadError => "ReadError",
+            ServerDown => "ServerDown",
+            SidecarError => "SidecarError",
+            UnknownFormat => "UnknownFormat",
+            UnmatchedDebugId => "UnmatchedDebugId",
+            UnsupportedFormat => "UnsupportedFormat",
+            ZipError => "ZipError",
+        }
+    }
+
+    /// No file was there to try (as opposed to one that could not be used).
+    pub fn is_absence(self) -> bool {
+        matches!(self, LoadErrorKind::NotFound | LoadErrorKind::NoCandidates)
+    }
+
+    /// A file of another build was there (the profile is older than the build).
+    pub fn is_other_build(self) -> bool {
+        matches!(
+            self,
+            LoadErrorKind::UnmatchedDebugId | LoadErrorKind::NoMatchMultiArch
+        )
+    }
+
+    /// The answer waits for a download (the module is asked for again later).
+    pub fn is_pending(self) -> bool {
+        matches!(self, LoadErrorKind::DownloadPending)
+    }
+
+    /// `NotFound` or `ReadError` for a failure to open a file.
+    pub fn of_io(e: &std::io::Error) -> LoadErrorKind {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            LoadErrorKind::NotFound
+        } else {
+            LoadErrorKind::ReadError
+        }
+    }
+}
+
+impl std::fmt::Display for LoadErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Why a candidate file could not be used.
 #[derive(Debug, Clone)]
 pub struct LoadError {
-    pub kind: &'static str,
+    pub kind: LoadErrorKind,
     pub message: String,
+    /// For [`LoadErrorKind::UnmatchedDebugId`]: the debug ID the file has, when known.
+    pub found_id: Option<crate::debugid::DebugId>,
 }
-
-/// How the message of an error made from a parser's panic says so.
-const PANIC_NOTE: &str = "the parser failed on this file";
 
 impl LoadError {
     /// What a panic inside a format's code becomes: an error of that module alone.
     pub fn from_panic(what: &str, payload: &(dyn std::any::Any + Send)) -> LoadError {
-        let why = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
-        LoadError {
-            kind: "ParseError",
-            message: format!("{what}: {PANIC_NOTE} ({why})"),
-        }
+        LoadError::msg(
+            LoadErrorKind::ParserPanic,
+            format!(
+                "{what}: the parser failed on this file ({})",
+                panic_message(payload)
+            ),
+        )
     }
 
     /// Whether this error stands for a parser's panic (the file is not parsed again).
     pub fn is_parser_panic(&self) -> bool {
-        self.kind == "ParseError" && self.message.contains(PANIC_NOTE)
+        matches!(self.kind, LoadErrorKind::ParserPanic)
     }
 
-    pub fn new(kind: &'static str, path: &Path, problem: impl std::fmt::Display) -> LoadError {
+    /// An error about the file at `path`: `path: problem`.
+    pub fn new(kind: LoadErrorKind, path: &Path, problem: impl std::fmt::Display) -> LoadError {
+        LoadError::msg(kind, format!("{}: {problem}", path.display()))
+    }
+
+    /// An error with a message of its own.
+    pub fn msg(kind: LoadErrorKind, message: String) -> LoadError {
         LoadError {
             kind,
-            message: format!("{}: {problem}", path.display()),
+            message,
+            found_id: None,
         }
     }
+}
+
+/// A panic's payload as text (`&str` and `String` payloads; others are "unknown panic").
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// A file that completes a module, which the format names and the store finds.
@@ -200,5 +342,67 @@ pub fn demangle(name: &str) -> String {
         funcs::demangle_msvc(name).unwrap_or_else(|| name.to_string())
     } else {
         name.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_keeps_its_json_name() {
+        // The names the front-end and scripts see in `module_errors`: never renamed.
+        let names: Vec<&str> = LoadErrorKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "CacheRefused",
+                "DebugLinkCrcMismatch",
+                "DecompressionLimit",
+                "DownloadPending",
+                "DyldCacheError",
+                "InvalidDebugId",
+                "InvalidDebugName",
+                "MiniDebugInfo",
+                "MissingSupplementaryFile",
+                "NoCandidates",
+                "NoHttpClient",
+                "NoMatchMultiArch",
+                "NotFound",
+                "ObjectModified",
+                "ObjectNotFound",
+                "ParseError",
+                "ParseError",
+                "ReadError",
+                "ServerDown",
+                "SidecarError",
+                "UnknownFormat",
+                "UnmatchedDebugId",
+                "UnsupportedFormat",
+                "ZipError",
+            ]
+        );
+        for k in LoadErrorKind::ALL {
+            // Variant name and JSON name agree, but for the parser's panic.
+            if k != LoadErrorKind::ParserPanic {
+                assert_eq!(format!("{k:?}"), k.name());
+            }
+            assert_eq!(k.to_string(), k.name());
+        }
+    }
+
+    #[test]
+    fn a_parser_panic_is_a_parse_error_by_name_only() {
+        let payload: Box<dyn std::any::Any + Send> = Box::new("index out of bounds");
+        let e = LoadError::from_panic("/x/a.pdb", &*payload);
+        assert!(e.is_parser_panic());
+        assert_eq!(e.kind.name(), "ParseError");
+        assert!(e.message.contains("index out of bounds"), "{}", e.message);
+        let other = LoadError::new(
+            LoadErrorKind::ParseError,
+            Path::new("/x/a.pdb"),
+            "the parser failed on this file",
+        );
+        assert!(!other.is_parser_panic());
     }
 }

@@ -1,5 +1,6 @@
-//! What ELF and Mach-O files have in common once parsed: an image base, the ranges that
-//! hold code, DWARF, and a symbol table.
+//! What ELF, Mach-O and PE files have in common once parsed: an image base, the ranges
+//! that hold code, DWARF (ELF, Mach-O), and a table of functions (symbols, unwind tables;
+//! a PE without its PDB: exports bounded by `.pdata`).
 
 use super::dwarf::DwarfResolver;
 use super::funcs::FunctionTable;
@@ -11,7 +12,8 @@ pub struct NativeModule {
     /// The file the debug information came from (a separate debug file, a dSYM's DWARF
     /// file, or the binary itself).
     pub debug_file: std::path::PathBuf,
-    /// Module offsets are relative to this address (first `PT_LOAD`, `__TEXT` vmaddr).
+    /// Module offsets are relative to this address (first `PT_LOAD`, `__TEXT` vmaddr, PE
+    /// image base).
     pub base: u64,
     /// Where code lives: no function is answered outside, whatever stale DWARF of
     /// discarded code (placed at address 0 by the linker) may claim.
@@ -21,7 +23,7 @@ pub struct NativeModule {
     pub symbols: FunctionTable,
     /// A Mach-O linked without dsymutil: the objects its debug map names.
     pub debug_map: Option<super::macho::oso::DebugMap>,
-    /// The symbols carry no size (Mach-O): each reaches to the next function start,
+    /// The symbols carry no size (Mach-O, PE exports): each reaches to the next function start,
     /// over any padding. Where DWARF describes the code, its units say where none is.
     pub unsized_symbols: bool,
     /// Companion files found but rejected (e.g. a `.gnu_debuglink` target whose CRC

@@ -7,40 +7,38 @@ use std::rc::Rc;
 
 use super::breakpad::SymFile;
 use super::bytes::FileBytes;
-use super::{LoadContext, LoadError, Module, elf, macho, pe};
-use crate::debugid;
+use super::{LoadContext, LoadError, LoadErrorKind, Module, elf, macho, pe};
+use crate::debugid::DebugId;
 
 /// The magic of a PDB (MSF 7.0) file.
 const PDB_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
 
 /// The error every format gives for a file with another debug ID.
-pub fn check_id(path: &Path, found: &str, want: &str) -> Result<(), LoadError> {
-    if debugid::same_id(found, want) {
+pub fn check_id(path: &Path, found: &str, want: &DebugId) -> Result<(), LoadError> {
+    if want.is(found) {
         Ok(())
     } else {
         // The commonest failure (a rebuild since the profile was recorded): the cause first.
-        Err(LoadError {
-            kind: "UnmatchedDebugId",
-            message: format!(
-                "the file at {} has debug ID {found}, the profile wants {want} (rebuilt since the profile was recorded?)",
-                path.display()
+        let mut e = LoadError::msg(
+            LoadErrorKind::UnmatchedDebugId,
+            format!(
+                "the file at {} has debug ID {found}, the profile wants {} (rebuilt since the profile was recorded?)",
+                path.display(),
+                want.as_given()
             ),
-        })
+        );
+        e.found_id = Some(DebugId::new(found));
+        Err(e)
     }
 }
 
 fn open_error(path: &Path, e: std::io::Error) -> LoadError {
-    let kind = if e.kind() == std::io::ErrorKind::NotFound {
-        "NotFound"
-    } else {
-        "ReadError"
-    };
-    LoadError::new(kind, path, e)
+    LoadError::new(LoadErrorKind::of_io(&e), path, e)
 }
 
 /// Opens the file at `ctx.path` whatever its format, if its debug ID is `want`. A panic
 /// in a parser (the `pdb` crate has some on corrupt files) becomes this file's error.
-pub fn open(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+pub fn open(want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     contained(ctx.path, || open_file(want, ctx))
 }
 
@@ -54,13 +52,17 @@ pub fn contained(
 }
 
 /// An ELF image held in memory (this process's vDSO), shown as `ctx.path`.
-pub fn open_image(image: Vec<u8>, want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+pub fn open_image(
+    image: Vec<u8>,
+    want: &DebugId,
+    ctx: &LoadContext<'_>,
+) -> Result<Module, LoadError> {
     contained(ctx.path, || {
         open_data(Rc::new(FileBytes::from_vec(image)), want, ctx)
     })
 }
 
-fn open_file(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+fn open_file(want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     let path = ctx.path;
     if path.extension().is_some_and(|e| e == "sym") {
         // Indexed from disk, never read whole.
@@ -72,7 +74,11 @@ fn open_file(want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     open_data(data, want, ctx)
 }
 
-fn open_data(data: Rc<FileBytes>, want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+fn open_data(
+    data: Rc<FileBytes>,
+    want: &DebugId,
+    ctx: &LoadContext<'_>,
+) -> Result<Module, LoadError> {
     let path = ctx.path;
     // Both parsed from the mapping: a copy would cost the file's size in heap (up to the
     // download limit for a symbol server's answer).
@@ -86,15 +92,16 @@ fn open_data(data: Rc<FileBytes>, want: &str, ctx: &LoadContext<'_>) -> Result<M
     }
     let kind = object::FileKind::parse(&**data).map_err(|_| {
         LoadError::new(
-            "UnknownFormat",
+            LoadErrorKind::UnknownFormat,
             path,
             "not an object file this tool can read",
         )
     })?;
     match kind {
         object::FileKind::Elf32 | object::FileKind::Elf64 => {
-            let file = object::File::parse(&**data)
-                .map_err(|e| LoadError::new("ParseError", path, format!("invalid ELF: {e}")))?;
+            let file = object::File::parse(&**data).map_err(|e| {
+                LoadError::new(LoadErrorKind::ParseError, path, format!("invalid ELF: {e}"))
+            })?;
             let (found, _) = elf::identify(&file);
             check_id(path, &found, want)?;
             drop(file);
@@ -109,7 +116,7 @@ fn open_data(data: Rc<FileBytes>, want: &str, ctx: &LoadContext<'_>) -> Result<M
         }
         object::FileKind::Pe32 | object::FileKind::Pe64 => pe::load_pe(&data, want, ctx),
         other => Err(LoadError::new(
-            "UnsupportedFormat",
+            LoadErrorKind::UnsupportedFormat,
             path,
             format!("{other:?} files are not supported"),
         )),
@@ -117,7 +124,7 @@ fn open_data(data: Rc<FileBytes>, want: &str, ctx: &LoadContext<'_>) -> Result<M
 }
 
 /// A Breakpad file held in memory (a zip member, or a file without the `.sym` name).
-pub fn open_bytes(data: Vec<u8>, shown: &Path, want: &str) -> Result<Module, LoadError> {
+pub fn open_bytes(data: Vec<u8>, shown: &Path, want: &DebugId) -> Result<Module, LoadError> {
     contained(shown, || {
         let sym = SymFile::from_bytes(data, shown)?;
         check_id(shown, &sym.debug_id, want)?;

@@ -12,7 +12,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{InlineFrame, LoadError, Symbolized, Text};
+use super::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
+use crate::debugid::DebugId;
 use crate::jsonwrite::string;
 
 /// One module's entries: each symbol-table entry is a function with the frames of the
@@ -33,16 +34,16 @@ struct Entry {
 
 fn bad(path: &Path, what: &str) -> LoadError {
     LoadError::new(
-        "SidecarError",
+        LoadErrorKind::SidecarError,
         path,
         format!("not a valid .syms.json: {what}"),
     )
 }
 
 /// Every module of a sidecar file, by (debug name, upper-case debug ID).
-pub fn load(path: &Path) -> Result<HashMap<(String, String), SidecarModule>, LoadError> {
+pub fn load(path: &Path) -> Result<HashMap<(String, DebugId), SidecarModule>, LoadError> {
     let text = super::bytes::read_regular(path, super::bytes::MAX_OWNED_FILE)
-        .map_err(|e| LoadError::new("ReadError", path, e))?;
+        .map_err(|e| LoadError::new(LoadErrorKind::ReadError, path, e))?;
     let v: Value = serde_json::from_slice(&text).map_err(|e| bad(path, &e.to_string()))?;
     let strings: Vec<&str> = v["string_table"]
         .as_array()
@@ -94,7 +95,7 @@ pub fn load(path: &Path) -> Result<HashMap<(String, String), SidecarModule>, Loa
             .collect();
         known.sort_unstable();
         out.insert(
-            (name.to_string(), id.to_ascii_uppercase()),
+            (name.to_string(), DebugId::new(id)),
             SidecarModule { entries, known },
         );
     }
@@ -279,7 +280,7 @@ mod tests {
         std::fs::write(&dir, &buf).unwrap();
         let modules = load(&dir).unwrap();
         std::fs::remove_file(&dir).unwrap();
-        let m = &modules[&("m".to_string(), "AB0".to_string())];
+        let m = &modules[&("m".to_string(), "AB0".into())];
         assert_eq!(m.lookup(0x104), Some(s));
         assert_eq!(m.lookup(0x200), Some(bare));
         assert_eq!(m.lookup(0x105), None);

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use serde_json::{Value, json};
 use tiny_http::{Header, Method, Request, Response, StatusCode};
 
 use crate::api::{Answer, ApiError};
@@ -59,7 +60,29 @@ fn json_body(status: u16, body: Answer, cors: bool) -> Response<Box<dyn Read + S
 }
 
 pub(super) fn error_response(e: &ApiError) -> Response<Box<dyn Read + Send>> {
-    json_response(e.status, &e.to_json(), true)
+    json_response(e.status(), &e.to_json(), true)
+}
+
+/// Longest panic message a 500 answer carries.
+const PANIC_SHOWN: usize = 300;
+
+/// The body of the 500 answer to a request whose handling panicked: the panic's message
+/// itself (its first 300 characters, the secret `token` masked), since the server's stderr
+/// may be nowhere to read (under mach it is a closed pipe).
+pub(super) fn panic_body(payload: &(dyn std::any::Any + Send), token: &str) -> Value {
+    let mut why = crate::resolve::panic_message(payload);
+    if !token.is_empty() {
+        why = why.replace(token, "…");
+    }
+    let why: String = why.chars().take(PANIC_SHOWN).collect();
+    json!({ "error": format!("internal error while answering this request: {why}") })
+}
+
+pub(super) fn panic_response(
+    payload: &(dyn std::any::Any + Send),
+    token: &str,
+) -> Response<Box<dyn Read + Send>> {
+    json_response(500, &panic_body(payload, token), true)
 }
 
 pub(super) fn preflight(request: &Request) -> Response<Box<dyn Read + Send>> {
@@ -247,4 +270,51 @@ pub(super) fn index_page(profiler_url: &str) -> Response<Box<dyn Read + Send>> {
         Some(len),
         None,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_500_body_carries_the_panic_message_without_the_token() {
+        let token = "s3cr3tt0k3n";
+        let payload: Box<dyn std::any::Any + Send> = Box::new(format!(
+            "index out of bounds at /{token}/symbolicate/v5: the len is 3 but the index is 7"
+        ));
+        let body = panic_body(&*payload, token);
+        let error = body["error"].as_str().unwrap();
+        assert!(error.starts_with("internal error while answering this request: "));
+        assert!(error.contains("the len is 3 but the index is 7"), "{error}");
+        assert!(!error.contains(token), "{error}");
+        assert!(!error.contains("stderr"), "{error}");
+        // A `&str` payload (`panic!("literal")`) too; a long one is cut.
+        let payload: Box<dyn std::any::Any + Send> = Box::new("boom");
+        assert!(
+            panic_body(&*payload, token)["error"]
+                .as_str()
+                .unwrap()
+                .ends_with(": boom")
+        );
+        let payload: Box<dyn std::any::Any + Send> = Box::new("é".repeat(1000));
+        let error = panic_body(&*payload, token)["error"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(error.matches('é').count(), PANIC_SHOWN);
+        let payload: Box<dyn std::any::Any + Send> = Box::new(42u32);
+        assert!(
+            panic_body(&*payload, token)["error"]
+                .as_str()
+                .unwrap()
+                .ends_with("unknown panic")
+        );
+    }
+
+    #[test]
+    fn api_error_kinds_have_their_status() {
+        assert_eq!(ApiError::bad_request("x").status(), 400);
+        assert_eq!(ApiError::not_found("x").status(), 404);
+        assert_eq!(ApiError::internal("x").status(), 500);
+    }
 }

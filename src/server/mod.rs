@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::json;
 use tiny_http::{Method, Request, Response, StatusCode};
 
-use crate::api::{Api, ApiError};
+use crate::api::{Api, ApiError, Handled};
 use crate::cli::{PortSpec, ServerOptions};
 use crate::profile::ProfileFile;
 
@@ -25,8 +25,8 @@ pub use browser::open_browser;
 pub use token::{random_bytes, random_token};
 
 use http::{
-    error_response, header, host_refusal, index_page, json_answer, json_bytes, json_response,
-    log_request, paced, path_refusal, preflight, read_body, send,
+    error_response, header, host_refusal, index_page, json_answer, json_response, log_request,
+    paced, path_refusal, preflight, read_body, send,
 };
 
 /// Largest request body accepted (413 beyond, the body left unread).
@@ -105,6 +105,16 @@ fn bind(address: IpAddr, port: PortSpec) -> Result<TcpListener, ServerError> {
     }
 }
 
+/// What `under_prefix` makes of a request.
+enum Served {
+    Response(Response<Box<dyn Read + Send>>),
+    /// The answer waits for downloads: the request is kept and answered from the loop.
+    Park {
+        api_path: String,
+        body: Vec<u8>,
+    },
+}
+
 pub struct Server {
     http: tiny_http::Server,
     token: String,
@@ -115,7 +125,7 @@ pub struct Server {
     api: Api,
     profiler_url: String,
     quiet: bool,
-    /// Requests waiting for downloads, and the one `under_prefix` just asked to park.
+    /// Requests waiting for downloads.
     parked: parked::Parking,
     /// Bytes of the body of the request being served (for its log line).
     body_in: usize,
@@ -294,20 +304,16 @@ impl Server {
                 return;
             }
         };
-        let response = match catch_unwind(AssertUnwindSafe(|| {
-            self.under_prefix(&mut request, &rest)
-        })) {
-            Ok(r) => r,
-            Err(_) => json_response(
-                500,
-                &json!({"error": "internal error while answering this request (see the server's stderr)"}),
-                true,
-            ),
-        };
-        if let Some((api_path, body)) = self.parked.to_park.take() {
-            self.park(request, api_path, body);
-            return;
-        }
+        let response =
+            match catch_unwind(AssertUnwindSafe(|| self.under_prefix(&mut request, &rest))) {
+                Ok(Served::Response(r)) => r,
+                Ok(Served::Park { api_path, body }) => {
+                    // Answered later, from the loop, when its downloads are done.
+                    self.park(request, api_path, body);
+                    return;
+                }
+                Err(payload) => http::panic_response(&*payload, &self.token),
+            };
         // Log lines name the path without the token.
         let shown = format!("/…{rest}");
         if !self.quiet {
@@ -316,45 +322,38 @@ impl Server {
         send(request, response, &shown);
     }
 
-    fn under_prefix(
-        &mut self,
-        request: &mut Request,
-        rest: &str,
-    ) -> Response<Box<dyn Read + Send>> {
+    fn under_prefix(&mut self, request: &mut Request, rest: &str) -> Served {
         let method = request.method().clone();
         if method == Method::Options {
-            return preflight(request);
+            return Served::Response(preflight(request));
         }
-        match (method, rest) {
+        Served::Response(match (method, rest) {
             (Method::Get | Method::Head, "/profile.json") => self.profile_response(),
             (Method::Post, api_path) if api_path.len() > 1 => match read_body(request) {
                 Ok(body) => {
                     self.body_in = body.len();
-                    let Some(answer) = self.api.handle_or_wait(api_path, &body, true) else {
-                        // Answered later, from the loop, when its downloads are done.
-                        self.parked.to_park = Some((api_path.to_string(), body));
-                        return json_bytes(202, Vec::new(), true);
-                    };
-                    match answer {
-                        Ok(answer) => json_answer(200, answer),
-                        Err(e) => error_response(&e),
+                    match self.api.handle_or_wait(api_path, &body, true) {
+                        Handled::Answer(Ok(answer)) => json_answer(200, answer),
+                        Handled::Answer(Err(e)) => error_response(&e),
+                        Handled::WaitForDownloads => {
+                            return Served::Park {
+                                api_path: api_path.to_string(),
+                                body,
+                            };
+                        }
                     }
                 }
                 Err(e) => error_response(&e),
             },
-            (_, path) => error_response(&ApiError {
-                status: 404,
-                message: format!("unknown path {path}"),
-            }),
-        }
+            (_, path) => error_response(&ApiError::not_found(format!("unknown path {path}"))),
+        })
     }
 
     fn profile_response(&self) -> Response<Box<dyn Read + Send>> {
         let Some(profile) = &self.profile else {
-            return error_response(&ApiError {
-                status: 404,
-                message: "this server was started without a profile".into(),
-            });
+            return error_response(&ApiError::not_found(
+                "this server was started without a profile",
+            ));
         };
         match crate::resolve::bytes::open_regular(&profile.path) {
             Ok(f) => {
@@ -372,10 +371,10 @@ impl Server {
                 r.add_header(header("Access-Control-Allow-Origin", "*"));
                 r
             }
-            Err(e) => error_response(&ApiError {
-                status: 500,
-                message: format!("cannot read {}: {e}", profile.path.display()),
-            }),
+            Err(e) => error_response(&ApiError::internal(format!(
+                "cannot read {}: {e}",
+                profile.path.display()
+            ))),
         }
     }
 }

@@ -6,10 +6,10 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use tiny_http::Request;
 
-use super::{Server, error_response, json_answer, json_response};
+use super::{Server, error_response, json_answer};
+use crate::api::Handled;
 
 /// How often the loop polls downloads.
 pub const TICK: Duration = Duration::from_millis(25);
@@ -28,8 +28,6 @@ pub struct Waiting {
 #[derive(Default)]
 pub struct Parking {
     waiting: Vec<Waiting>,
-    /// Set by `under_prefix` for `serve`: park this request instead of answering.
-    pub to_park: Option<(String, Vec<u8>)>,
     /// Downloads finished when the parked requests were last tried.
     seen: u64,
 }
@@ -69,18 +67,14 @@ impl Server {
                 self.api.handle_or_wait(&path, &body, !late)
             }));
             let response = match answer {
-                Ok(None) => {
+                Ok(Handled::WaitForDownloads) => {
                     self.parked.waiting[i].body = body;
                     i += 1;
                     continue;
                 }
-                Ok(Some(Ok(answer))) => json_answer(200, answer),
-                Ok(Some(Err(e))) => error_response(&e),
-                Err(_) => json_response(
-                    500,
-                    &json!({"error": "internal error while answering this request (see the server's stderr)"}),
-                    true,
-                ),
+                Ok(Handled::Answer(Ok(answer))) => json_answer(200, answer),
+                Ok(Handled::Answer(Err(e))) => error_response(&e),
+                Err(payload) => super::http::panic_response(&*payload, &self.token),
             };
             let w = self.parked.waiting.swap_remove(i);
             let shown = format!("/…{path}");

@@ -95,7 +95,7 @@ fn open(path: &Path, query: &CodeQuery<'_>) -> Result<CodeFile, String> {
                 companions: &none,
                 verbose: false,
             };
-            macho::select(&data, &want, &ctx).map_err(|e| e.message)?
+            macho::select(&data, &want.as_str().into(), &ctx).map_err(|e| e.message)?
         }
         _ => &data,
     };

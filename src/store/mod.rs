@@ -15,13 +15,13 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::cli::SymbolOptions;
-use crate::debugid;
+use crate::debugid::DebugId;
 use crate::profile::libs::Lib;
 use crate::remote::glue::lacks_debug_info;
 use crate::remote::{Lookup, Remote};
 use crate::resolve::macho::dyld::{self, DyldCache};
 use crate::resolve::sidecar::{self, SidecarModule};
-use crate::resolve::{self, Companion, LoadContext, LoadError, Module, Symbolized};
+use crate::resolve::{self, Companion, LoadContext, LoadError, LoadErrorKind, Module, Symbolized};
 use crate::store::zip::ZipArchive;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
@@ -29,7 +29,7 @@ pub const DEFAULT_MAX_MODULES: usize = 32;
 pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
 
 /// A sidecar's modules by (debug name, upper-case debug ID).
-type SidecarModules = std::collections::HashMap<(String, String), Rc<SidecarModule>>;
+type SidecarModules = std::collections::HashMap<(String, DebugId), Rc<SidecarModule>>;
 
 /// Hashes module offsets: a multiply spreads them well, at a fraction of SipHash's cost
 /// (a warm request of 100 000 addresses is mostly these lookups and the writing).
@@ -183,7 +183,7 @@ impl LoadedModule {
 
 struct CacheEntry {
     debug_name: String,
-    breakpad_id: String,
+    breakpad_id: DebugId,
     module: Rc<LoadedModule>,
     last_used: u64,
 }
@@ -221,7 +221,7 @@ pub struct SymbolStore {
     cache: Vec<CacheEntry>,
     /// Modules whose files made a parser panic: answered with that error from then on,
     /// never parsed again (bounded: one entry per module asked for).
-    poisoned: Vec<(String, String, LoadError)>,
+    poisoned: Vec<(String, DebugId, LoadError)>,
     max_modules: usize,
     max_bytes: u64,
     clock: u64,
@@ -312,7 +312,7 @@ impl SymbolStore {
     fn sidecar_module(
         &mut self,
         debug_name: &str,
-        breakpad_id: &str,
+        breakpad_id: &DebugId,
     ) -> Option<Result<Module, LoadError>> {
         let (path, parsed) = self.sidecar.as_mut()?;
         // Parsed once and kept: a module evicted from the cache is handed out again.
@@ -322,11 +322,11 @@ impl SymbolStore {
             Ok(m) => m,
             Err(e) => return Some(Err(e.clone())),
         };
-        let key = (debug_name.to_string(), breakpad_id.to_ascii_uppercase());
+        let key = (debug_name.to_string(), breakpad_id.clone());
         Some(match modules.get(&key) {
             Some(m) => Ok(Module::Sidecar(m.clone())),
             None => Err(LoadError::new(
-                "NotFound",
+                LoadErrorKind::NotFound,
                 path,
                 "the sidecar has no entry for this module",
             )),
@@ -339,7 +339,7 @@ impl SymbolStore {
         }
     }
 
-    fn try_candidate(&mut self, c: &Candidate, breakpad_id: &str) -> Result<Module, LoadError> {
+    fn try_candidate(&mut self, c: &Candidate, breakpad_id: &DebugId) -> Result<Module, LoadError> {
         match c {
             Candidate::File(path) => self.try_file(path, breakpad_id),
             Candidate::ZipEntry(i, entry) => {
@@ -350,23 +350,24 @@ impl SymbolStore {
                     .opened
                     .get_or_insert_with(|| ZipArchive::open(&zip_path))
                     .as_ref()
-                    .map_err(|e| LoadError::new("ZipError", &zip_path, e))?;
+                    .map_err(|e| LoadError::new(LoadErrorKind::ZipError, &zip_path, e))?;
                 if !zip.contains(entry) {
                     return Err(LoadError::new(
-                        "NotFound",
+                        LoadErrorKind::NotFound,
                         &shown,
                         "no such entry in the zip",
                     ));
                 }
                 let data = zip
                     .read(entry)
-                    .map_err(|e| LoadError::new("ZipError", &shown, e))?;
+                    .map_err(|e| LoadError::new(LoadErrorKind::ZipError, &shown, e))?;
                 resolve::open::open_bytes(data, &shown, breakpad_id)
             }
             Candidate::Vdso => {
                 let shown = Path::new("[vdso]");
-                let image = vdso::image()
-                    .ok_or_else(|| LoadError::new("NotFound", shown, "this system has no vDSO"))?;
+                let image = vdso::image().ok_or_else(|| {
+                    LoadError::new(LoadErrorKind::NotFound, shown, "this system has no vDSO")
+                })?;
                 let none = |_: &Path, _: Companion<'_>| Vec::new();
                 let ctx = LoadContext {
                     path: shown,
@@ -418,7 +419,7 @@ impl SymbolStore {
                 )
             });
         }
-        opened.map_err(|e| LoadError::new("DyldCacheError", &path, e))
+        opened.map_err(|e| LoadError::new(LoadErrorKind::DyldCacheError, &path, e))
     }
 
     /// The image of `cache` at one of `paths` (else named `name`) whose debug ID is
@@ -427,7 +428,7 @@ impl SymbolStore {
         cache: &DyldCache,
         paths: &[&str],
         name: &str,
-        want: &str,
+        want: &DebugId,
     ) -> Result<usize, LoadError> {
         let found = cache.find(paths, name);
         let mut mismatch = None;
@@ -446,7 +447,7 @@ impl SymbolStore {
                 format!("{} (nor one named {name})", paths.join(" or "))
             };
             LoadError::new(
-                "NotFound",
+                LoadErrorKind::NotFound,
                 &cache.path,
                 format!("this dyld shared cache has no image {wanted}"),
             )
@@ -461,6 +462,7 @@ impl SymbolStore {
         breakpad_id: &str,
         lib: Option<&Lib>,
     ) -> Result<codefile::CodeFile, Vec<String>> {
+        let id = DebugId::new(breakpad_id);
         let mut why = Vec::new();
         for c in self.candidates(debug_name, breakpad_id, lib) {
             let Candidate::DyldImage { cache, paths, name } = c else {
@@ -469,7 +471,7 @@ impl SymbolStore {
             let found = self.dyld_cache(cache).and_then(|cache| {
                 let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
                 let find = || {
-                    let index = Self::dyld_image(&cache, &paths, &name, breakpad_id)?;
+                    let index = Self::dyld_image(&cache, &paths, &name, &id)?;
                     let shown = PathBuf::from(format!(
                         "{}:{}",
                         cache.path.display(),
@@ -477,9 +479,9 @@ impl SymbolStore {
                     ));
                     let code = cache
                         .code(index)
-                        .map_err(|e| LoadError::new("ParseError", &shown, e))?;
+                        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, &shown, e))?;
                     codefile::CodeFile::from_image(shown, code)
-                        .map_err(|e| LoadError::new("ParseError", &cache.path, e))
+                        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, &cache.path, e))
                 };
                 // The cache is untrusted input: a parser panic is this candidate's error.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(find)).unwrap_or_else(|p| {
@@ -498,7 +500,7 @@ impl SymbolStore {
     }
 
     /// Opens one file through the formats' single entry.
-    fn try_file(&self, path: &Path, breakpad_id: &str) -> Result<Module, LoadError> {
+    fn try_file(&self, path: &Path, breakpad_id: &DebugId) -> Result<Module, LoadError> {
         let companions = |binary: &Path, c: Companion<'_>| {
             paths::companions(binary, c, &self.opts.symbol_dirs, &self.symstores)
         };
@@ -511,19 +513,34 @@ impl SymbolStore {
     }
 
     /// The parsed module for `(debug_name, breakpad_id)`, from the cache or from disk.
-    /// On failure, one error per candidate tried.
+    /// On failure, one error per candidate tried. A download it needs is waited for if
+    /// the remote sources were made to wait (see [`Remote::new`]).
     pub fn module(
         &mut self,
         debug_name: &str,
-        breakpad_id: &str,
+        breakpad_id: &DebugId,
         lib: Option<&Lib>,
     ) -> Result<Rc<LoadedModule>, Vec<LoadError>> {
+        let wait = self.remote.as_ref().is_some_and(Remote::waits);
+        self.load_module(debug_name, breakpad_id, lib, wait)
+    }
+
+    /// [`Self::module`], waiting for a download it starts only when `wait`.
+    fn load_module(
+        &mut self,
+        debug_name: &str,
+        id: &DebugId,
+        lib: Option<&Lib>,
+        wait: bool,
+    ) -> Result<Rc<LoadedModule>, Vec<LoadError>> {
+        // Files and messages are given the ID as the request wrote it.
+        let breakpad_id = id.as_given();
         self.clock += 1;
         let clock = self.clock;
         if let Some(e) = self
             .cache
             .iter_mut()
-            .find(|e| e.debug_name == debug_name && debugid::same_id(&e.breakpad_id, breakpad_id))
+            .find(|e| e.debug_name == debug_name && e.breakpad_id == *id)
         {
             e.last_used = clock;
             if let Some(err) = e.module.failure() {
@@ -534,26 +551,26 @@ impl SymbolStore {
         if let Some((_, _, e)) = self
             .poisoned
             .iter()
-            .find(|(n, i, _)| n == debug_name && debugid::same_id(i, breakpad_id))
+            .find(|(n, i, _)| n == debug_name && i == id)
         {
             return Err(vec![e.clone()]);
         }
-        if !debugid::is_valid(breakpad_id) {
-            return Err(vec![LoadError {
-                kind: "InvalidDebugId",
-                message: format!("'{breakpad_id}' is not a debug ID (33 hex digits expected)"),
-            }]);
+        if !id.is_valid() {
+            return Err(vec![LoadError::msg(
+                LoadErrorKind::InvalidDebugId,
+                format!("'{breakpad_id}' is not a debug ID (33 hex digits expected)"),
+            )]);
         }
         let candidates = self.candidates(debug_name, breakpad_id, lib);
         let mut errors = Vec::new();
         let mut poison = None;
         if !is_plain(debug_name) {
-            errors.push(LoadError {
-                kind: "InvalidDebugName",
-                message: format!(
+            errors.push(LoadError::msg(
+                LoadErrorKind::InvalidDebugName,
+                format!(
                     "debug name '{debug_name}' is not a plain file name on every platform (a separator, '..', ':', a device name like NUL, a trailing dot or space): no path is built from it"
                 ),
-            });
+            ));
         }
         self.log(|| {
             format!(
@@ -566,7 +583,7 @@ impl SymbolStore {
         // and the remote sources that fit the module may name more.
         let mut fallback: Option<Module> = None;
         for c in candidates {
-            match self.try_candidate(&c, breakpad_id) {
+            match self.try_candidate(&c, id) {
                 Ok(module) => {
                     if lacks_debug_info(&module) {
                         self.log(|| format!("  {c:?}: no debug info; kept as the fallback"));
@@ -575,7 +592,7 @@ impl SymbolStore {
                     }
                     self.log(|| format!("  {c:?}: using it"));
                     let module = Rc::new(LoadedModule::new(module, None));
-                    self.insert(debug_name, breakpad_id, module.clone());
+                    self.insert(debug_name, id, module.clone());
                     return Ok(module);
                 }
                 Err(e) => {
@@ -588,20 +605,20 @@ impl SymbolStore {
             }
         }
         // 6. The profile's sidecar.
-        match self.sidecar_module(debug_name, breakpad_id) {
+        match self.sidecar_module(debug_name, id) {
             Some(Ok(module)) => {
                 let module = Rc::new(LoadedModule::new(module, None));
-                self.insert(debug_name, breakpad_id, module.clone());
+                self.insert(debug_name, id, module.clone());
                 return Ok(module);
             }
             Some(Err(e)) => errors.push(e),
             None => {}
         }
         // 7. Remote sources.
-        match self.ask_remote(debug_name, breakpad_id, lib, &mut errors) {
+        match self.ask_remote(debug_name, id, lib, wait, &mut errors) {
             Lookup::Found(module, server) => {
                 let module = Rc::new(LoadedModule::new(module, Some(server)));
-                self.insert(debug_name, breakpad_id, module.clone());
+                self.insert(debug_name, id, module.clone());
                 return Ok(module);
             }
             // Asked again when the download is done; the fallback waits until then.
@@ -611,38 +628,37 @@ impl SymbolStore {
         // 8. The local file's own tables.
         if let Some(module) = fallback {
             let module = Rc::new(LoadedModule::new(module, None));
-            self.insert(debug_name, breakpad_id, module.clone());
+            self.insert(debug_name, id, module.clone());
             return Ok(module);
         }
         if let Some(e) = poison
             && self.poisoned.len() < MAX_POISONED
         {
-            self.poisoned
-                .push((debug_name.to_string(), breakpad_id.to_string(), e));
+            self.poisoned.push((debug_name.to_string(), id.clone(), e));
         }
         if errors.is_empty() {
-            errors.push(LoadError {
-                kind: "NoCandidates",
-                message: format!(
+            errors.push(LoadError::msg(
+                LoadErrorKind::NoCandidates,
+                format!(
                     "no file to try for {debug_name}: it is not in the profile's libs and no symbol folder was given"
                 ),
-            });
+            ));
         }
         Err(errors)
     }
 
     /// Fetches what these modules need from the remote sources, all downloads at once, and
     /// returns when none is left (`symbolicate`: a CI job with a hundred modules on Tecken
-    /// should not fetch them one after the other). The store's `blocking` mode is restored.
-    pub fn fetch_all(&mut self, modules: &[(&str, &str, Option<&Lib>)]) {
-        let Some(remote) = self.remote_mut() else {
+    /// should not fetch them one after the other): lookups here never wait, whatever
+    /// the remote sources were made for.
+    pub fn fetch_all(&mut self, modules: &[(&str, &DebugId, Option<&Lib>)]) {
+        if self.remote.is_none() {
             return;
-        };
-        let blocking = std::mem::replace(&mut remote.blocking, false);
+        }
         loop {
             self.take_pending();
             for &(name, id, lib) in modules {
-                let _ = self.module(name, id, lib);
+                let _ = self.load_module(name, id, lib, false);
             }
             if !self.take_pending() {
                 break;
@@ -651,12 +667,9 @@ impl SymbolStore {
                 r.wait_any();
             }
         }
-        if let Some(r) = self.remote_mut() {
-            r.blocking = blocking;
-        }
     }
 
-    /// Remote sources for this store (the server turns `blocking` off).
+    /// Remote sources for this store (whether they wait for downloads is theirs).
     pub fn set_remote(&mut self, remote: Option<Remote>) {
         self.remote = remote;
     }
@@ -674,8 +687,9 @@ impl SymbolStore {
     fn ask_remote(
         &mut self,
         debug_name: &str,
-        breakpad_id: &str,
+        breakpad_id: &DebugId,
         lib: Option<&Lib>,
+        wait: bool,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
         let Some(mut remote) = self.remote.take() else {
@@ -685,23 +699,25 @@ impl SymbolStore {
             debug_name,
             breakpad_id,
             lib,
+            wait,
             &mut |p| self.try_file(p, breakpad_id),
             errors,
         );
         self.remote = Some(remote);
         if let Lookup::Pending = found {
             self.pending = true;
-            errors.push(LoadError {
-                kind: "DownloadPending",
-                message: format!(
-                    "{debug_name}/{breakpad_id}: still downloading; ask again for the full answer"
+            errors.push(LoadError::msg(
+                LoadErrorKind::DownloadPending,
+                format!(
+                    "{debug_name}/{}: still downloading; ask again for the full answer",
+                    breakpad_id.as_given()
                 ),
-            });
+            ));
         }
         found
     }
 
-    fn insert(&mut self, debug_name: &str, breakpad_id: &str, module: Rc<LoadedModule>) {
+    fn insert(&mut self, debug_name: &str, breakpad_id: &DebugId, module: Rc<LoadedModule>) {
         let cost = module.cost();
         // Answers remembered since a module was cached count too (they grow after insert).
         // Measured now, not at insert: remembered answers and objects a debug map parsed
@@ -725,7 +741,7 @@ impl SymbolStore {
         }
         self.cache.push(CacheEntry {
             debug_name: debug_name.to_string(),
-            breakpad_id: breakpad_id.to_ascii_uppercase(),
+            breakpad_id: breakpad_id.clone(),
             module,
             last_used: self.clock,
         });
@@ -743,8 +759,14 @@ mod tests {
     #[test]
     fn the_cache_is_bounded_by_count_and_by_bytes() {
         // IDs from fixtures/corpus/README.md (recorded by scripts/gen-truth.py).
-        let a = ("shapes-gcc-O2-dwarf4", "7E378474164BB4D8EDFD5660EA4970D90");
-        let b = ("tmpl-gcc-O2-dwarf4", "DF2B56A15D151081B4D7E992A14A8F690");
+        let a = (
+            "shapes-gcc-O2-dwarf4",
+            &DebugId::new("7E378474164BB4D8EDFD5660EA4970D90"),
+        );
+        let b = (
+            "tmpl-gcc-O2-dwarf4",
+            &DebugId::new("DF2B56A15D151081B4D7E992A14A8F690"),
+        );
         let opts = SymbolOptions {
             symbol_dirs: vec![corpus_elf()],
             ..Default::default()
@@ -803,7 +825,7 @@ mod tests {
         let expected: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
         let images = &expected["caches"]["arm64"]["images"];
-        let id = |k: usize| images[k]["breakpadId"].as_str().unwrap().to_string();
+        let id = |k: usize| DebugId::new(images[k]["breakpadId"].as_str().unwrap());
         let opts = SymbolOptions {
             dyld_shared_caches: vec![dir.join("arm64/dyld_shared_cache_arm64")],
             ..Default::default()
@@ -871,7 +893,7 @@ mod tests {
         for _ in 0..2 {
             for (n, id) in ["a.so", "b.so"].iter().zip(ids) {
                 let m = store
-                    .module(n, id, None)
+                    .module(n, &DebugId::new(id), None)
                     .expect("answered from the sidecar");
                 let r = m.lookup_sorted(&[0x104]).unwrap();
                 assert_eq!(&*r[0].as_ref().unwrap().function, "f");

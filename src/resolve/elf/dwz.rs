@@ -10,7 +10,7 @@ use object::Object;
 
 use crate::debugid;
 use crate::resolve::bytes::FileBytes;
-use crate::resolve::{Companion, LoadContext, LoadError};
+use crate::resolve::{Companion, LoadContext, LoadError, LoadErrorKind};
 
 /// The supplementary file `debug` (read from `debug_path`) links to, if it links to one.
 /// A missing or mismatched one is a warning (and said on stderr): lines and the names
@@ -54,7 +54,7 @@ pub fn find(
             );
         }
         warnings.push(LoadError::new(
-            "UnmatchedDebugId",
+            LoadErrorKind::UnmatchedDebugId,
             &path,
             format!(
                 "its build ID is not {hex}, which the dwz link of {} names",
@@ -68,7 +68,7 @@ pub fn find(
         debug_path.display()
     );
     warnings.push(LoadError::new(
-        "MissingSupplementaryFile",
+        LoadErrorKind::MissingSupplementaryFile,
         debug_path,
         format!("dwz supplementary file {name} (build ID {hex}) not found"),
     ));

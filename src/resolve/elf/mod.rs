@@ -14,7 +14,7 @@ use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data};
-use super::{Companion, LoadContext, LoadError};
+use super::{Companion, LoadContext, LoadError, LoadErrorKind};
 use crate::debugid;
 
 /// The debug ID and code ID of a parsed ELF file.
@@ -57,7 +57,7 @@ fn find_separate_debug(
     ctx: &LoadContext<'_>,
     warnings: &mut Vec<LoadError>,
 ) -> Option<(PathBuf, Rc<FileBytes>)> {
-    let mut reject = |path: &Path, kind: &'static str, why: &str| {
+    let mut reject = |path: &Path, kind: LoadErrorKind, why: &str| {
         if ctx.verbose {
             crate::elog!("  {}: {why}, skipped", path.display());
         }
@@ -84,7 +84,7 @@ fn find_separate_debug(
                 }
                 reject(
                     &path,
-                    "UnmatchedDebugId",
+                    LoadErrorKind::UnmatchedDebugId,
                     "its build ID differs from the binary's",
                 );
             } else {
@@ -107,7 +107,7 @@ fn find_separate_debug(
             }
             reject(
                 &path,
-                "DebugLinkCrcMismatch",
+                LoadErrorKind::DebugLinkCrcMismatch,
                 &format!(
                     "CRC32 {:08x} differs from the .gnu_debuglink's {crc:08x}",
                     sum.sum()
@@ -123,8 +123,13 @@ fn find_separate_debug(
 /// Parses an ELF file (whose ID the store has checked) and its separate debug file.
 pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule, LoadError> {
     let path = ctx.path;
-    let file = object::File::parse(&***data)
-        .map_err(|e| LoadError::new("ParseError", path, format!("not a valid ELF file: {e}")))?;
+    let file = object::File::parse(&***data).map_err(|e| {
+        LoadError::new(
+            LoadErrorKind::ParseError,
+            path,
+            format!("not a valid ELF file: {e}"),
+        )
+    })?;
     let base = file.segments().next().map(|s| s.address()).unwrap_or(0);
     let code = file
         .segments()
@@ -145,7 +150,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         Some((debug_path, debug_data)) => {
             let debug_file = object::File::parse(&***debug_data).map_err(|e| {
                 LoadError::new(
-                    "ParseError",
+                    LoadErrorKind::ParseError,
                     debug_path,
                     format!("not a valid ELF file: {e}"),
                 )
@@ -198,13 +203,16 @@ fn load_dwarf(
     } else {
         None
     };
-    let sup_file =
-        match &sup {
-            Some((p, d)) => Some(object::File::parse(&***d).map_err(|e| {
-                LoadError::new("ParseError", p, format!("not a valid ELF file: {e}"))
-            })?),
-            None => None,
-        };
+    let sup_file = match &sup {
+        Some((p, d)) => Some(object::File::parse(&***d).map_err(|e| {
+            LoadError::new(
+                LoadErrorKind::ParseError,
+                p,
+                format!("not a valid ELF file: {e}"),
+            )
+        })?),
+        None => None,
+    };
     let budget = Budget::for_file(debug);
     if let Some(f) = &sup_file {
         budget.add_file(f);
@@ -226,9 +234,13 @@ fn load_dwarf(
     );
     match dwarf {
         Err(e) if budget.exceeded() => {
-            warnings.push(LoadError::new("DecompressionLimit", debug_path, e));
+            warnings.push(LoadError::new(
+                LoadErrorKind::DecompressionLimit,
+                debug_path,
+                e,
+            ));
             Ok(None)
         }
-        other => other.map_err(|e| LoadError::new("ParseError", debug_path, e)),
+        other => other.map_err(|e| LoadError::new(LoadErrorKind::ParseError, debug_path, e)),
     }
 }

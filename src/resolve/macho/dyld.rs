@@ -12,8 +12,8 @@ use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 use super::super::bytes::FileBytes;
 use super::super::funcs::FunctionTable;
 use super::super::native::NativeModule;
-use super::super::{LoadError, unwind};
-use crate::debugid;
+use super::super::{LoadError, LoadErrorKind, unwind};
+use crate::debugid::DebugId;
 
 /// A dyld shared cache, its files mapped (address space, not memory: pages are read as
 /// images are used).
@@ -148,7 +148,7 @@ impl DyldCache {
 
     /// Reads image `index` like a stripped Mach-O, shown as `shown`.
     pub fn load(&self, index: usize, shown: &Path) -> Result<NativeModule, LoadError> {
-        let err = |e: String| LoadError::new("ParseError", shown, e);
+        let err = |e: String| LoadError::new(LoadErrorKind::ParseError, shown, e);
         let cache = self.parse().map_err(err)?;
         let file = parse_image(&cache, index).map_err(err)?;
         let base = text_vmaddr(&file);
@@ -351,23 +351,23 @@ fn linkedit_file<'d>(cache: &ObjectCache<'d>, file: &object::File<'d>) -> Option
 
 /// The images of `cache` whose ID is `want`, or why none is: the message says which
 /// image has which UUID (a macOS update replaces the cache and every UUID in it).
-pub fn check_id(cache: &DyldCache, index: usize, want: &str) -> Result<(), LoadError> {
+pub fn check_id(cache: &DyldCache, index: usize, want: &DebugId) -> Result<(), LoadError> {
     let found = cache
         .image_id(index)
-        .map_err(|e| LoadError::new("ParseError", &cache.path, e))?;
-    if debugid::same_id(&found, want) {
+        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, &cache.path, e))?;
+    if want.is(&found) {
         return Ok(());
     }
-    Err(LoadError {
-        kind: "UnmatchedDebugId",
-        message: format!(
+    Err(LoadError::msg(
+        LoadErrorKind::UnmatchedDebugId,
+        format!(
             "the dyld shared cache {} has {} with UUID {}, the profile wants {} (macOS updated since the profile was recorded?)",
             cache.path.display(),
             cache.image_path(index),
             uuid_of(&found),
-            uuid_of(want),
+            uuid_of(want.as_given()),
         ),
-    })
+    ))
 }
 
 /// A Mach-O debug ID as the UUID it is (`8-4-4-4-12`, upper case), or as given.

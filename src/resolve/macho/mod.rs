@@ -14,21 +14,18 @@ use super::dwarf::DwarfResolver;
 use super::funcs::FunctionTable;
 use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data};
-use super::{LoadContext, LoadError};
+use super::{LoadContext, LoadError, LoadErrorKind};
 
 /// The debug ID of a thin Mach-O: its `LC_UUID` as is, age 0.
 pub fn debug_id(file: &object::File<'_>) -> Option<String> {
     let uuid = file.mach_uuid().ok().flatten()?;
-    Some(format!(
-        "{}0",
-        crate::debugid::hex_lower(&uuid).to_ascii_uppercase()
-    ))
+    Some(format!("{}0", crate::debugid::hex_upper(&uuid)))
 }
 
 /// The member of `data` (thin or fat) whose debug ID is `want`.
 pub fn select<'d>(
     data: &'d [u8],
-    want: &str,
+    want: &crate::debugid::DebugId,
     ctx: &LoadContext<'_>,
 ) -> Result<&'d [u8], LoadError> {
     let path = ctx.path;
@@ -38,28 +35,44 @@ pub fn select<'d>(
         _ => vec![("thin".to_string(), data)],
     };
     let mut seen = Vec::new();
+    let mut found_id = None;
     for (arch, member) in &members {
-        let file = object::File::parse(*member)
-            .map_err(|e| LoadError::new("ParseError", path, format!("invalid Mach-O: {e}")))?;
-        let id = debug_id(&file).unwrap_or_else(|| "(no LC_UUID)".to_string());
-        if crate::debugid::same_id(&id, want) {
+        let file = object::File::parse(*member).map_err(|e| {
+            LoadError::new(
+                LoadErrorKind::ParseError,
+                path,
+                format!("invalid Mach-O: {e}"),
+            )
+        })?;
+        let id = debug_id(&file);
+        if let Some(id) = &id
+            && want.is(id)
+        {
             return Ok(member);
         }
+        found_id = id.clone();
+        let id = id.unwrap_or_else(|| "(no LC_UUID)".to_string());
         seen.push(format!("{arch} {id}"));
     }
     let kind = if members.len() > 1 {
-        "NoMatchMultiArch"
+        LoadErrorKind::NoMatchMultiArch
     } else {
-        "UnmatchedDebugId"
+        LoadErrorKind::UnmatchedDebugId
     };
-    Err(LoadError {
+    let mut e = LoadError::msg(
         kind,
-        message: format!(
-            "the file at {} has {}, the profile wants {want} (rebuilt since the profile was recorded?)",
+        format!(
+            "the file at {} has {}, the profile wants {} (rebuilt since the profile was recorded?)",
             path.display(),
-            seen.join(", ")
+            seen.join(", "),
+            want.as_given()
         ),
-    })
+    );
+    // One ID only: which of several members was meant is not known.
+    if members.len() == 1 {
+        e.found_id = found_id.map(crate::debugid::DebugId::from);
+    }
+    Err(e)
 }
 
 fn fat_members<'d, F: FatArch>(
@@ -67,13 +80,22 @@ fn fat_members<'d, F: FatArch>(
     data: &'d [u8],
     ctx: &LoadContext<'_>,
 ) -> Result<Vec<(String, &'d [u8])>, LoadError> {
-    let fat = fat
-        .map_err(|e| LoadError::new("ParseError", ctx.path, format!("invalid fat Mach-O: {e}")))?;
+    let fat = fat.map_err(|e| {
+        LoadError::new(
+            LoadErrorKind::ParseError,
+            ctx.path,
+            format!("invalid fat Mach-O: {e}"),
+        )
+    })?;
     fat.arches()
         .iter()
         .map(|a| {
             let member = a.data(data).map_err(|e| {
-                LoadError::new("ParseError", ctx.path, format!("invalid fat member: {e}"))
+                LoadError::new(
+                    LoadErrorKind::ParseError,
+                    ctx.path,
+                    format!("invalid fat member: {e}"),
+                )
             })?;
             Ok((format!("{:?}", a.architecture()).to_lowercase(), member))
         })
@@ -102,8 +124,13 @@ pub fn load(
     ctx: &LoadContext<'_>,
 ) -> Result<NativeModule, LoadError> {
     let path = ctx.path;
-    let file = object::File::parse(member)
-        .map_err(|e| LoadError::new("ParseError", path, format!("invalid Mach-O: {e}")))?;
+    let file = object::File::parse(member).map_err(|e| {
+        LoadError::new(
+            LoadErrorKind::ParseError,
+            path,
+            format!("invalid Mach-O: {e}"),
+        )
+    })?;
     let base = file
         .segments()
         .find(|s| s.name().ok().flatten() == Some("__TEXT"))
@@ -125,10 +152,10 @@ pub fn load(
     // Sections past the budget of decompressed bytes: the symbol table still answers.
     let dwarf = match dwarf {
         Err(e) if budget.exceeded() => {
-            warnings.push(LoadError::new("DecompressionLimit", path, e));
+            warnings.push(LoadError::new(LoadErrorKind::DecompressionLimit, path, e));
             None
         }
-        other => other.map_err(|e| LoadError::new("ParseError", path, e))?,
+        other => other.map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, e))?,
     };
     let debug_map = match dwarf {
         None => oso::load(member, path, ctx, &mut warnings),

@@ -19,7 +19,7 @@ use object::{Object, ObjectSymbol};
 use crate::resolve::bytes::FileBytes;
 use crate::resolve::dwarf::DwarfResolver;
 use crate::resolve::section::{Budget, endian_of, section_data};
-use crate::resolve::{Companion, LoadContext, LoadError, Symbolized};
+use crate::resolve::{Companion, LoadContext, LoadError, LoadErrorKind, Symbolized};
 
 /// A function of the binary, from its `N_FUN` pair.
 struct Func {
@@ -171,7 +171,7 @@ fn locate(
                 crate::elog!("  {}: modified since the link, skipped", shown.display());
             }
             warnings.push(LoadError::new(
-                "ObjectModified",
+                LoadErrorKind::ObjectModified,
                 &shown,
                 format!(
                     "modification time {} differs from the debug map's {mtime}: the object changed since the link",
@@ -189,7 +189,7 @@ fn locate(
         });
     }
     warnings.push(LoadError::new(
-        "ObjectNotFound",
+        LoadErrorKind::ObjectNotFound,
         Path::new(recorded),
         format!("object file of {}'s debug map not found", binary.display()),
     ));

@@ -8,8 +8,9 @@ pub use pdb_file::{PdbModule, load_pdb};
 use object::{Object, ObjectSection, SectionKind};
 
 use super::native::NativeModule;
-use super::{Companion, LoadContext, LoadError, Module};
+use super::{Companion, LoadContext, LoadError, LoadErrorKind, Module};
 use crate::debugid;
+use crate::debugid::DebugId;
 
 /// The PE's debug ID from its CodeView record, and the PDB path it names.
 pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
@@ -18,23 +19,19 @@ pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
     guid[0..4].reverse();
     guid[4..6].reverse();
     guid[6..8].reverse();
-    let id = format!(
-        "{}{:X}",
-        debugid::hex_lower(&guid).to_ascii_uppercase(),
-        cv.age()
-    );
+    let id = format!("{}{:X}", debugid::hex_upper(&guid), cv.age());
     Some((id, String::from_utf8_lossy(cv.path()).into_owned()))
 }
 
 /// A PE image: checks its CodeView ID, then looks for its PDB beside it, at the CodeView
 /// path, and in the symstores; without one, its export table answers.
-pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     let path = ctx.path;
     let file = object::File::parse(data)
-        .map_err(|e| LoadError::new("ParseError", path, format!("invalid PE: {e}")))?;
+        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, format!("invalid PE: {e}")))?;
     let (id, pdb_path) = identify(&file).ok_or_else(|| {
         LoadError::new(
-            "UnmatchedDebugId",
+            LoadErrorKind::UnmatchedDebugId,
             path,
             "the image has no CodeView record (no debug ID)",
         )
@@ -53,7 +50,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
             Companion::Pdb {
                 name: &pdb_name,
                 recorded: &pdb_path,
-                id: want,
+                id: want.as_given(),
             },
         )
     };
@@ -78,7 +75,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
     let base = file.relative_address_base();
     let exports: Vec<(u64, String)> = file
         .exports()
-        .map_err(|e| LoadError::new("ParseError", path, format!("PE exports: {e}")))?
+        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, format!("PE exports: {e}")))?
         .filter_map(|e| {
             let e = e.ok()?;
             let object::ExportTarget::Address { address } = e.target() else {

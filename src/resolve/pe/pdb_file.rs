@@ -11,7 +11,9 @@ use pdb::FallibleIterator;
 use crate::debugid;
 use crate::resolve::bytes::FileBytes;
 use crate::resolve::symtab::SymbolTable;
-use crate::resolve::{InlineFrame, LoadContext, LoadError, Symbolized, Text, demangle};
+use crate::resolve::{
+    InlineFrame, LoadContext, LoadError, LoadErrorKind, Symbolized, Text, demangle,
+};
 
 /// A line-table row: `len` bytes from `start` (RVAs) come from `file`:`line`.
 #[derive(Debug, Clone, Copy)]
@@ -67,12 +69,12 @@ fn pdb_id<S: pdb::Source<'static> + 'static>(
         .ok()
         .and_then(|d| d.age())
         .unwrap_or(info.age);
-    let guid = debugid::hex_lower(info.guid.as_bytes()).to_ascii_uppercase();
+    let guid = debugid::hex_upper(info.guid.as_bytes());
     Ok(format!("{guid}{age:X}"))
 }
 
 fn pdb_error(path: &Path, e: pdb::Error) -> LoadError {
-    LoadError::new("ParseError", path, format!("invalid PDB: {e}"))
+    LoadError::new(LoadErrorKind::ParseError, path, format!("invalid PDB: {e}"))
 }
 
 struct Interner {
@@ -171,7 +173,7 @@ impl pdb::Source<'static> for MappedSource {
 /// Reads a PDB (whose ID must be `want`) into owned tables.
 pub fn load_pdb(
     data: Rc<FileBytes>,
-    want: &str,
+    want: &crate::debugid::DebugId,
     ctx: &LoadContext<'_>,
 ) -> Result<PdbModule, LoadError> {
     let path = ctx.path;
