@@ -160,6 +160,25 @@ struct ModuleWork {
     results: Vec<Option<Symbolized>>,
 }
 
+/// Notes that `offset` of `lib`'s module is wanted; the module's key.
+fn want(
+    modules: &mut BTreeMap<(String, DebugId), ModuleWork>,
+    lib: &Lib,
+    offset: u64,
+) -> (String, DebugId) {
+    let key = (lib.debug_name.clone(), lib.breakpad_id.clone());
+    modules
+        .entry(key.clone())
+        .or_insert_with(|| ModuleWork {
+            lib: lib.clone(),
+            offsets: BTreeSet::new(),
+            results: Vec::new(),
+        })
+        .offsets
+        .insert(offset);
+    key
+}
+
 /// Runs `symbolicate`: writes the symbolicated profile (`output`) and/or the sidecar, both
 /// or neither, and the summary to stderr (unless `quiet`); the error says why nothing
 /// was written.
@@ -227,16 +246,7 @@ pub fn symbolicate(
             let Some(lib) = proc_.lib_at(index) else {
                 continue;
             };
-            let key = (lib.debug_name.clone(), lib.breakpad_id.clone());
-            modules
-                .entry(key)
-                .or_insert_with(|| ModuleWork {
-                    lib: lib.clone(),
-                    offsets: BTreeSet::new(),
-                    results: Vec::new(),
-                })
-                .offsets
-                .insert(offset);
+            want(&mut modules, lib, offset);
         }
     }
     for (p, proc_) in processes.iter().enumerate().filter(|(_, p)| !p.processed) {
@@ -251,17 +261,7 @@ pub fn symbolicate(
             };
             let base = lib.start.unwrap_or(0).wrapping_sub(lib.offset);
             let offset = addr.wrapping_sub(base);
-            let key = (lib.debug_name.clone(), lib.breakpad_id.clone());
-            modules
-                .entry(key.clone())
-                .or_insert_with(|| ModuleWork {
-                    lib: lib.clone(),
-                    offsets: BTreeSet::new(),
-                    results: Vec::new(),
-                })
-                .offsets
-                .insert(offset);
-            placed.push((p, addr, key, offset));
+            placed.push((p, addr, want(&mut modules, lib, offset), offset));
         }
     }
 
