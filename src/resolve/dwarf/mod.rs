@@ -295,7 +295,7 @@ impl DwarfResolver {
             );
             let unit = gimli::UnitRef::new(&self.dwarf, &entry.unit);
             for (&(_, k), answer) in group.iter().zip(answers) {
-                let Some(frames) = answer else {
+                let Ok(frames) = answer else {
                     left.push(k);
                     continue;
                 };
