@@ -396,7 +396,7 @@ impl Remote {
         let root = &self.sources[source].cache;
         cache::touch(root, rel);
         let dest = root.join(rel);
-        let cab = crate::resolve::bytes::open_regular(&dest)
+        let cab = crate::fs::open_regular(&dest)
             .ok()
             .and_then(|mut f| {
                 let mut magic = [0u8; 4];

@@ -104,7 +104,7 @@ fn keyword(line: &str) -> Option<&str> {
 
 impl SymFile {
     pub fn open_file(path: &Path) -> Result<SymFile, LoadError> {
-        let f = super::bytes::open_regular(path).map_err(|e| {
+        let f = crate::fs::open_regular(path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound {
                 "NotFound"
             } else {
@@ -463,7 +463,7 @@ enum Reader<'a> {
 impl<'a> Reader<'a> {
     fn open(source: &'a Source) -> std::io::Result<Reader<'a>> {
         Ok(match source {
-            Source::File(p) => Reader::File(super::bytes::open_regular(p)?),
+            Source::File(p) => Reader::File(crate::fs::open_regular(p)?),
             Source::Memory(m) => Reader::Memory(m),
         })
     }

@@ -102,7 +102,7 @@ pub(super) fn dsym_of(path: &Path) -> Option<PathBuf> {
         // Absent and nothing says macOS: its dSYM would only lengthen the list.
         return None;
     }
-    if let Ok(mut f) = crate::resolve::bytes::open_regular(path) {
+    if let Ok(mut f) = crate::fs::open_regular(path) {
         let mut magic = [0u8; 4];
         let macho = std::io::Read::read_exact(&mut f, &mut magic).is_ok()
             && matches!(

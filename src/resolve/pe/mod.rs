@@ -14,15 +14,7 @@ use crate::debugid;
 /// The PE's debug ID from its CodeView record, and the PDB path it names.
 pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
     let cv = file.pdb_info().ok().flatten()?;
-    let mut guid = cv.guid();
-    guid[0..4].reverse();
-    guid[4..6].reverse();
-    guid[6..8].reverse();
-    let id = format!(
-        "{}{:X}",
-        debugid::hex_lower(&guid).to_ascii_uppercase(),
-        cv.age()
-    );
+    let id = format!("{}{:X}", debugid::guid_string(cv.guid(), true), cv.age());
     Some((id, String::from_utf8_lossy(cv.path()).into_owned()))
 }
 
