@@ -140,8 +140,7 @@ impl ProfileFile {
 
     /// A reader of the decompressed JSON text.
     pub fn reader(&self) -> Result<Box<dyn Read>, ProfileError> {
-        let f = crate::fs::open_regular(&self.path)
-            .map_err(|e| self.error(e.to_string()))?;
+        let f = crate::fs::open_regular(&self.path).map_err(|e| self.error(e.to_string()))?;
         let f = io::BufReader::with_capacity(1 << 16, f);
         Ok(if self.gzipped {
             Box::new(io::BufReader::with_capacity(

@@ -8,7 +8,6 @@ pub mod zip;
 
 use crate::pathname::is_plain;
 use paths::Candidate;
-pub use paths::parse_symbol_path;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -26,7 +25,7 @@ use crate::store::zip::ZipArchive;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
 pub const DEFAULT_MAX_MODULES: usize = 32;
-pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
+pub const DEFAULT_MAX_BYTES: u64 = crate::resolve::section::BUDGET_MAX;
 
 /// A sidecar's modules by (debug name, upper-case debug ID).
 type SidecarModules = std::collections::HashMap<(String, String), SidecarModule>;
@@ -239,12 +238,9 @@ impl SymbolStore {
         let mut server_caches = Vec::new();
         // Their servers are fetched from by `remote`.
         for value in opts.windows_symbol_path.iter().chain(nt_symbol_path.iter()) {
-            symstores.extend(parse_symbol_path(value).0);
-            server_caches.extend(
-                crate::remote::symbol_path_servers(value)
-                    .into_iter()
-                    .filter_map(|(_, cache)| cache),
-            );
+            let parsed = crate::remote::parse_symbol_path(value);
+            symstores.extend(parsed.folders);
+            server_caches.extend(parsed.servers.into_iter().filter_map(|(_, cache)| cache));
         }
         let archives = opts
             .symbols_zips
@@ -827,9 +823,11 @@ mod tests {
 
     #[test]
     fn symbol_path_syntax() {
-        let (l, r) = parse_symbol_path(
+        let parsed = crate::remote::parse_symbol_path(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms; cache*E:\c ;",
         );
+        let l = parsed.folders;
+        let r: Vec<&str> = parsed.servers.iter().map(|s| s.0.as_str()).collect();
         assert_eq!(
             l,
             [

@@ -51,27 +51,6 @@ pub(super) fn system_dyld_caches() -> Vec<PathBuf> {
     Vec::new()
 }
 
-/// Splits a `_NT_SYMBOL_PATH`-style value into local folders and remote servers.
-/// `srv*C:\cache*https://server` gives the cache folder and the server; `cache*DIR` a folder.
-pub fn parse_symbol_path(value: &str) -> (Vec<PathBuf>, Vec<String>) {
-    let (mut local, mut remote) = (Vec::new(), Vec::new());
-    for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
-        let parts: Vec<&str> = entry.split('*').collect();
-        let parts = match parts[0].to_ascii_lowercase().as_str() {
-            "srv" | "symsrv" | "cache" => &parts[1..],
-            _ => &parts[..],
-        };
-        for p in parts.iter().filter(|p| !p.is_empty()) {
-            if p.starts_with("http://") || p.starts_with("https://") {
-                remote.push(p.to_string());
-            } else if !p.ends_with(".dll") {
-                local.push(PathBuf::from(p));
-            }
-        }
-    }
-    (local, remote)
-}
-
 /// `<path>.dSYM/Contents/Resources/DWARF/<file name of path>`, for a path that may be a
 /// Mach-O file: not a Windows or ELF library by its name, and, when it exists, a Mach-O by
 /// its first bytes (a dSYM beside an ELF or a PDB is a candidate that only misleads).
@@ -230,8 +209,7 @@ impl SymbolStore {
         // 3. Breakpad stores, zips, then symstores.
         if plain {
             let id = breakpad_id.to_ascii_uppercase();
-            let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
-            let rel = format!("{debug_name}/{id}/{stem}.sym");
+            let rel = crate::pathname::breakpad_sym_path(debug_name, breakpad_id);
             for dir in &self.opts.breakpad_symbol_dirs {
                 out.push(Candidate::File(dir.join(&rel)));
             }
