@@ -132,7 +132,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
             matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. }
                 if p_flags & object::elf::PF_X != object::elf::ProgramFlags(0))
         })
-        .map(|s| (s.address(), s.address() + s.size()))
+        .filter_map(|s| Some((s.address(), s.address().checked_add(s.size())?)))
         .collect();
     let mut symbols = text_symbols(&file);
     let mut warnings = Vec::new();

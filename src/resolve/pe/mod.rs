@@ -5,7 +5,7 @@ pub mod pdb_file;
 
 pub use pdb_file::{PdbModule, load_pdb};
 
-use object::{Object, ObjectSection, SectionKind};
+use object::Object;
 
 use super::native::NativeModule;
 use super::{Companion, LoadContext, LoadError, Module};
@@ -62,11 +62,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
         }
     }
     // No PDB: exports and unwind tables.
-    let text: Vec<(u64, u64)> = file
-        .sections()
-        .filter(|s| s.kind() == SectionKind::Text)
-        .map(|s| (s.address(), s.address() + s.size()))
-        .collect();
+    let text = super::funcs::code_sections(&file);
     let base = file.relative_address_base();
     let exports: Vec<(u64, String)> = file
         .exports()
