@@ -125,7 +125,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
     let path = ctx.path;
     let file = object::File::parse(&***data)
         .map_err(|e| LoadError::new("ParseError", path, format!("not a valid ELF file: {e}")))?;
-    let base = file.segments().next().map(|s| s.address()).unwrap_or(0);
+    let base = super::open::image_base(&file);
     let code = file
         .segments()
         .filter(|s| {

@@ -5,7 +5,7 @@ pub mod dyld;
 pub mod oso;
 
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
-use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSymbol, SymbolKind};
 
 use std::rc::Rc;
 
@@ -104,11 +104,7 @@ pub fn load(
     let path = ctx.path;
     let file = object::File::parse(member)
         .map_err(|e| LoadError::new("ParseError", path, format!("invalid Mach-O: {e}")))?;
-    let base = file
-        .segments()
-        .find(|s| s.name().ok().flatten() == Some("__TEXT"))
-        .map(|s| s.address())
-        .unwrap_or(0);
+    let base = super::open::image_base(&file);
     let code = super::funcs::code_sections(&file);
     let budget = Budget::for_file(&file);
     let dwarf = DwarfResolver::new(

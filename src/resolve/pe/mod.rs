@@ -63,7 +63,7 @@ pub fn load_pe(data: &[u8], want: &str, ctx: &LoadContext<'_>) -> Result<Module,
     }
     // No PDB: exports and unwind tables.
     let text = super::funcs::code_sections(&file);
-    let base = file.relative_address_base();
+    let base = super::open::image_base(&file);
     let exports: Vec<(u64, String)> = file
         .exports()
         .map_err(|e| LoadError::new("ParseError", path, format!("PE exports: {e}")))?
