@@ -274,11 +274,6 @@ impl SymbolStore {
         }
     }
 
-    /// The `--symbol-dir` folders (where `/asm/v1` also looks for binaries).
-    pub fn symbol_dirs(&self) -> &[PathBuf] {
-        &self.opts.symbol_dirs
-    }
-
     /// Whether `path` lies in a folder that downloads fill: a remote source's cache or
     /// a symbol server's `srv*CACHE*URL` folder (symlinks followed on both sides).
     pub fn is_download_cache(&self, path: &Path) -> bool {
@@ -292,11 +287,6 @@ impl SymbolStore {
             .chain(remote)
             .filter_map(|c| c.canonicalize().ok())
             .any(|c| real.starts_with(c))
-    }
-
-    /// The local symstore folders.
-    pub fn symstores(&self) -> &[PathBuf] {
-        &self.symstores
     }
 
     /// Answers from this sidecar for modules no local file has.

@@ -267,3 +267,48 @@ impl SymbolStore {
         unique
     }
 }
+
+impl SymbolStore {
+    /// Where the binary with a module's code may be, for `/asm/v1` (debug files have no
+    /// code): the profile's paths for the library, then `<name>` and `<debugName>` in each
+    /// `--symbol-dir`, then `<name>/<codeId>/<name>` in the local symstores (their layout
+    /// for binaries), then `debug_file`, the module's own file. `name` is the request's,
+    /// else the library's.
+    pub fn code_candidates(
+        &self,
+        debug_name: &str,
+        name: Option<&str>,
+        code_id: Option<&str>,
+        lib: Option<&Lib>,
+        debug_file: Option<&Path>,
+    ) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if let Some(l) = lib {
+            out.extend(l.path.iter().map(PathBuf::from));
+            out.extend(l.debug_path.iter().map(PathBuf::from));
+        }
+        let name = name
+            .or(lib.and_then(|l| l.name.as_deref()))
+            .filter(|n| is_plain(n));
+        let names: Vec<&str> = name
+            .into_iter()
+            .chain(Some(debug_name).filter(|n| is_plain(n)))
+            .collect();
+        for dir in &self.opts.symbol_dirs {
+            out.extend(names.iter().map(|n| dir.join(n)));
+        }
+        if let (Some(n), Some(code_id)) = (name, code_id.filter(|c| is_plain(c))) {
+            for dir in &self.symstores {
+                out.push(dir.join(n).join(code_id).join(n));
+            }
+        }
+        out.extend(debug_file.map(Path::to_path_buf));
+        let mut unique: Vec<PathBuf> = Vec::with_capacity(out.len());
+        for p in out {
+            if !unique.contains(&p) {
+                unique.push(p);
+            }
+        }
+        unique
+    }
+}
