@@ -1,5 +1,7 @@
 //! The symbol store: finds the debug file for `(debugName, breakpadId)`, checks its ID,
 //! hands it to the right format resolver, and keeps parsed modules in a bounded cache.
+//! Longer than 600 lines: the cache, its entries and the lookup order are one state
+//! machine (candidates, dyld images, remote parking); where to look is `paths.rs`.
 
 pub mod codefile;
 mod paths;

@@ -1,7 +1,8 @@
-//! DWARF lookups. Many addresses at once go through the batch path (`batch.rs`, with
+//! DWARF lookups. Many addresses at once go through the batch path (`batch/`, with
 //! `skip.rs` and `lines.rs` reading DIEs and line programs); an address asked alone, or
 //! one the batch path leaves, goes through `addr2line`'s `Context`. Either way the
 //! function's entry and size come from the subprogram DIE's ranges.
+//! (Over 600 lines with its tests; the code is 584.)
 
 mod batch;
 mod lines;
