@@ -9,13 +9,12 @@
 use gimli::LineProgramHeader;
 
 use super::R;
-use super::batch::Fallback;
 
 pub(super) enum Stop {
     /// Not a program this runner reads exactly as gimli does: run gimli's.
     Gimli,
     /// The row callback's error.
-    Row(Fallback),
+    Row(gimli::Error),
 }
 
 struct Bytes<'a> {
@@ -74,7 +73,7 @@ impl Bytes<'_> {
 /// `on_row`: address, file index, line (0: none), whether it ends a sequence.
 pub(super) fn run(
     header: &LineProgramHeader<R>,
-    mut on_row: impl FnMut(u64, u64, u64, bool) -> Result<(), Fallback>,
+    mut on_row: impl FnMut(u64, u64, u64, bool) -> gimli::Result<()>,
 ) -> Result<(), Stop> {
     let size = header.address_size();
     let (base, range) = (header.opcode_base(), header.line_range());

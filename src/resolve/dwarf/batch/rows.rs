@@ -47,7 +47,7 @@ impl<'a> RowSink<'a> {
     }
 
     #[inline(always)]
-    fn row(&mut self, address: u64, file: u64, line: u64, end: bool) -> Result<(), Fallback> {
+    fn row(&mut self, address: u64, file: u64, line: u64, end: bool) -> gimli::Result<()> {
         let (asks, seq, scan) = (self.asks, &mut *self.seq, &mut self.scan);
         if !end {
             let line = line as u32;
@@ -70,7 +70,10 @@ impl<'a> RowSink<'a> {
                 }
                 self.visits += 1;
                 if self.visits > 8 * asks.len() + 4096 {
-                    return Err(Fallback::Overlaps);
+                    // Only stops the program: the caller says why ([`Fallback::Overlaps`]).
+                    // (An error of gimli's type, not a `Fallback`: the line runner's
+                    // code is 6 % shorter with `Stop` that size.)
+                    return Err(gimli::Error::NoEntryAtGivenOffset(0));
                 }
                 let at = match seq.binary_search_by(|r| r.0.cmp(&a)) {
                     Ok(x) => Some(x),
@@ -91,8 +94,8 @@ impl<'a> RowSink<'a> {
 
 /// Runs the line program once, as addr2line's `Lines::parse` reads it (rows at one
 /// address merged, the last one kept; empty sequences dropped) but keeping only the rows
-/// the sorted `asks` fall on. `Ok(None)` when the unit has no line program; a [`Fallback`] where
-/// addr2line's table would fail (bad program or file entry).
+/// the sorted `asks` fall on. `Ok(None)` when the unit has no line program; a [`Fallback`]
+/// where addr2line's table would fail (bad program or file entry) or its lookups are faster.
 pub(super) fn scan_lines(
     unit: &URef<'_>,
     asks: &[u64],
@@ -107,14 +110,23 @@ pub(super) fn scan_lines(
             check_files(unit, program.header())?;
             Ok(Some(sink.scan))
         }
-        Err(lines::Stop::Row(e)) => Err(e),
+        // `row` stops a program only where its sequences overlap over and over.
+        Err(lines::Stop::Row(e)) => {
+            debug_assert!(matches!(e, gimli::Error::NoEntryAtGivenOffset(0)));
+            Err(Fallback::Overlaps)
+        }
         Err(lines::Stop::Gimli) => {
             // Again from the start, by gimli's rows.
             sink = RowSink::new(asks, sink.seq);
             let mut rows = program.rows();
             while let Some((_, row)) = rows.next_row()? {
                 let line = row.line().map_or(0, NonZeroU64::get);
-                sink.row(row.address(), row.file_index(), line, row.end_sequence())?;
+                if sink
+                    .row(row.address(), row.file_index(), line, row.end_sequence())
+                    .is_err()
+                {
+                    return Err(Fallback::Overlaps);
+                }
             }
             // With the files its program defined.
             check_files(unit, rows.header())?;
