@@ -218,7 +218,7 @@ fn warn_missing_inputs(opts: &SymbolOptions) {
 
 fn read_request(path: Option<&Path>) -> Result<Vec<u8>, String> {
     match path {
-        Some(p) => crate::resolve::bytes::read_regular(p, crate::server::MAX_BODY)
+        Some(p) => crate::fs::read_regular(p, crate::server::MAX_BODY)
             .map_err(|e| format!("request file {}: {e}", p.display())),
         None => {
             let mut buf = Vec::new();

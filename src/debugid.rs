@@ -124,8 +124,9 @@ pub fn hex_lower(bytes: &[u8]) -> String {
 }
 
 /// The 16 bytes of a GUID-like identifier, printed with its first three fields swapped
-/// when the file is little-endian (the identifier is read as a little-endian GUID).
-fn guid_string(mut id: [u8; 16], little_endian: bool) -> String {
+/// when the file is little-endian (the identifier is read as a little-endian GUID): the
+/// one byte swap of ELF build IDs, `.text` hashes and PE CodeView GUIDs.
+pub fn guid_string(mut id: [u8; 16], little_endian: bool) -> String {
     if little_endian {
         id[0..4].reverse();
         id[4..6].reverse();

@@ -12,6 +12,7 @@ pub mod ci;
 pub mod cli;
 pub mod debugid;
 pub mod disasm;
+pub mod fs;
 pub mod hint;
 pub mod jsonwrite;
 pub mod log;

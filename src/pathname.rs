@@ -17,6 +17,14 @@ pub fn is_plain(name: &str) -> bool {
         && !is_windows_device(name)
 }
 
+/// Where a Breakpad symbol store keeps a module's `.sym`: `<debugName>/<ID>/<stem>.sym`,
+/// the stem being the debug name without `.pdb`. `debug_name` must be [`is_plain`].
+pub fn breakpad_sym_path(debug_name: &str, breakpad_id: &str) -> String {
+    let id = breakpad_id.to_ascii_uppercase();
+    let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
+    format!("{debug_name}/{id}/{stem}.sym")
+}
+
 /// Whether a file name is one of Windows' reserved device names, with any extension
 /// (`CON`, `nul.pdb`, `COM1.txt`, `LPT¹`).
 fn is_windows_device(name: &str) -> bool {

@@ -1,14 +1,11 @@
 //! `/asm/v1`: the instructions of a module's code range, for the front-end's assembly
 //! view. Request and answer as in SPEC section 4 (samply's format).
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 
 use super::{Api, ApiError, offset_field};
 use crate::debugid::DebugId;
 use crate::disasm;
-use crate::pathname::is_plain;
 use crate::profile::libs::Lib;
 use crate::store::codefile::{self, CodeQuery};
 
@@ -119,16 +116,13 @@ impl Api {
                 "{size:#x} bytes asked for; at most {MAX_SIZE:#x} are disassembled at once"
             ));
         }
-        let mut paths = self.code_candidates(req, debug_name, lib.as_ref());
-        if let Some(p) = module.as_ref().and_then(|m| m.local_debug_file()) {
-            paths.push(p.to_path_buf());
-        }
-        let mut unique: Vec<PathBuf> = Vec::with_capacity(paths.len());
-        for p in paths {
-            if !unique.contains(&p) {
-                unique.push(p);
-            }
-        }
+        let unique = self.store.code_candidates(
+            debug_name,
+            req.name.as_deref(),
+            req.code_id.as_deref(),
+            lib.as_ref(),
+            module.as_ref().and_then(|m| m.local_debug_file()),
+        );
         let query = CodeQuery {
             debug_id: req.debug_id.as_deref(),
             code_id: req.code_id.as_deref(),
@@ -204,39 +198,5 @@ impl Api {
             "syntax": [file.arch.syntax()],
             "instructions": list,
         }))
-    }
-
-    /// Where the binary may be: the profile's path for the library, then `<name>` and
-    /// `<debugName>` in each `--symbol-dir`, then `<name>/<codeId>/<name>` in the local
-    /// symstores (their layout for binaries).
-    fn code_candidates(
-        &self,
-        req: &AsmRequest,
-        debug_name: &str,
-        lib: Option<&Lib>,
-    ) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        if let Some(l) = lib {
-            out.extend(l.path.iter().map(PathBuf::from));
-            out.extend(l.debug_path.iter().map(PathBuf::from));
-        }
-        let name = req
-            .name
-            .as_deref()
-            .or(lib.and_then(|l| l.name.as_deref()))
-            .filter(|n| is_plain(n));
-        let names: Vec<&str> = name
-            .into_iter()
-            .chain(Some(debug_name).filter(|n| is_plain(n)))
-            .collect();
-        for dir in self.store.symbol_dirs() {
-            out.extend(names.iter().map(|n| dir.join(n)));
-        }
-        if let (Some(n), Some(code_id)) = (name, req.code_id.as_deref().filter(|c| is_plain(c))) {
-            for dir in self.store.symstores() {
-                out.push(dir.join(n).join(code_id).join(n));
-            }
-        }
-        out
     }
 }

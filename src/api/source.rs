@@ -175,7 +175,7 @@ pub fn read(path: &Path) -> Result<String, String> {
         ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    crate::resolve::bytes::open_regular(path)
+    crate::fs::open_regular(path)
         .and_then(|f| f.take(MAX_SOURCE + 1).read_to_end(&mut bytes))
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())

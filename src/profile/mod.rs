@@ -87,7 +87,7 @@ impl ProfileFile {
         if !meta.is_file() {
             return Err(err("not a regular file".to_string()));
         }
-        let mut f = crate::resolve::bytes::open_regular(path).map_err(|e| err(e.to_string()))?;
+        let mut f = crate::fs::open_regular(path).map_err(|e| err(e.to_string()))?;
         let mut magic = [0u8; 2];
         let mut n = 0;
         while n < 2 {
@@ -140,8 +140,7 @@ impl ProfileFile {
 
     /// A reader of the decompressed JSON text.
     pub fn reader(&self) -> Result<Box<dyn Read>, ProfileError> {
-        let f = crate::resolve::bytes::open_regular(&self.path)
-            .map_err(|e| self.error(e.to_string()))?;
+        let f = crate::fs::open_regular(&self.path).map_err(|e| self.error(e.to_string()))?;
         let f = io::BufReader::with_capacity(1 << 16, f);
         Ok(if self.gzipped {
             Box::new(io::BufReader::with_capacity(

@@ -6,6 +6,7 @@
 //! lookup answers `Pending` and the caller polls (the server loop, `query`), or waits for
 //! many at once ([`crate::store::SymbolStore::fetch_all`]). The caches and what may be
 //! removed from them: `cache.rs`.
+//! (Over 600 lines with its tests; the code is about 560.)
 
 pub mod cache;
 pub mod curl;
@@ -108,18 +109,30 @@ fn encode_path(rel: &str) -> String {
     out
 }
 
-/// The `srv*CACHE*URL` entries of a `_NT_SYMBOL_PATH`-style value: each server with the
-/// cache folder written before it in its entry, if any.
-pub fn symbol_path_servers(value: &str) -> Vec<(String, Option<PathBuf>)> {
-    let mut out = Vec::new();
+/// A `_NT_SYMBOL_PATH`-style value, as the store and the remote sources both read it.
+#[derive(Debug, Default, PartialEq)]
+pub struct SymbolPath {
+    /// Every folder, in order: local symstores (a server's cache folder is one too).
+    pub folders: Vec<PathBuf>,
+    /// Every `http(s)://` server, with the folder written before it in its entry, if any
+    /// (its download cache: `srv*CACHE*URL`).
+    pub servers: Vec<(String, Option<PathBuf>)>,
+}
+
+/// Parses `entry;entry;...`, each entry `*`-separated parts: `srv`, `symsrv` and `cache`
+/// are keywords, `*.dll` a symsrv DLL, `http://` and `https://` parts servers, any other
+/// part a folder (`srv*C:\cache*https://server`, `cache*DIR`, `DIR`).
+pub fn parse_symbol_path(value: &str) -> SymbolPath {
+    let mut out = SymbolPath::default();
     for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
         let mut cache = None;
         for p in entry.split('*').filter(|p| !p.is_empty()) {
             if p.starts_with("http://") || p.starts_with("https://") {
-                out.push((p.to_string(), cache.clone()));
+                out.servers.push((p.to_string(), cache.clone()));
             } else if !matches!(p.to_ascii_lowercase().as_str(), "srv" | "symsrv" | "cache")
                 && !p.ends_with(".dll")
             {
+                out.folders.push(PathBuf::from(p));
                 cache = Some(PathBuf::from(p));
             }
         }
@@ -189,7 +202,7 @@ impl Remote {
             .map(String::as_str)
             .chain(nt_symbol_path)
         {
-            windows.extend(symbol_path_servers(value));
+            windows.extend(parse_symbol_path(value).servers);
         }
         for (url, cache) in windows {
             let cache = cache.map(|c| (c, false)).or_else(|| windows_cache.clone());
@@ -275,10 +288,7 @@ impl Remote {
         for i in 0..self.sources.len() {
             let src = &self.sources[i];
             let rel = match src.kind {
-                Kind::Breakpad => {
-                    let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
-                    format!("{debug_name}/{id}/{stem}.sym")
-                }
+                Kind::Breakpad => crate::pathname::breakpad_sym_path(debug_name, &id),
                 // Symbol servers hold PDBs under their name (binaries by code ID, for
                 // code, are not fetched yet).
                 Kind::Windows if debug_name.to_ascii_lowercase().ends_with(".pdb") => {
@@ -407,13 +417,11 @@ impl Remote {
         let root = &self.sources[source].cache;
         cache::touch(root, rel);
         let dest = root.join(rel);
-        let cab = crate::resolve::bytes::open_regular(&dest)
-            .ok()
-            .and_then(|mut f| {
-                let mut magic = [0u8; 4];
-                std::io::Read::read_exact(&mut f, &mut magic).ok()?;
-                Some(&magic == b"MSCF")
-            });
+        let cab = crate::fs::open_regular(&dest).ok().and_then(|mut f| {
+            let mut magic = [0u8; 4];
+            std::io::Read::read_exact(&mut f, &mut magic).ok()?;
+            Some(&magic == b"MSCF")
+        });
         let result = if cab == Some(true) {
             Err(LoadError::new(
                 LoadErrorKind::UnsupportedFormat,
@@ -610,9 +618,10 @@ mod tests {
             encode_path("libstdc++.so.6/ID/a b#?%.sym"),
             "libstdc++.so.6/ID/a%20b%23%3F%25.sym"
         );
-        let s = symbol_path_servers(
+        let s = parse_symbol_path(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms;srv*http://x/",
-        );
+        )
+        .servers;
         assert_eq!(
             s,
             [

@@ -24,43 +24,6 @@ enum Inner {
 /// counts it; a mapped file costs address space, not memory).
 pub const MAX_OWNED_FILE: u64 = 4 << 30;
 
-/// Opens `path` for reading only if it is a regular file: a FIFO, device or folder named
-/// as a debug file, source or zip must neither block the server nor be read forever.
-/// On Unix the open itself cannot block (`O_NONBLOCK`, which regular files ignore).
-pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = opts.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    Ok(file)
-}
-
-/// Reads a whole regular file of at most `max` bytes.
-pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let file = open_regular(path)?;
-    let len = file.metadata()?.len();
-    if len > max {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{len} bytes, over the limit of {max}"),
-        ));
-    }
-    let mut out = Vec::with_capacity(len as usize);
-    file.take(max).read_to_end(&mut out)?;
-    Ok(out)
-}
-
 impl FileBytes {
     /// Bytes already in memory (the vDSO image).
     pub fn from_vec(v: Vec<u8>) -> FileBytes {
@@ -71,7 +34,7 @@ impl FileBytes {
 
     /// Maps `path` (reads it on platforms without mmap, or when mapping fails).
     pub fn open(path: &Path) -> std::io::Result<FileBytes> {
-        let file = open_regular(path)?;
+        let file = crate::fs::open_regular(path)?;
         let len = file.metadata()?.len();
         #[cfg(unix)]
         if len > 0
@@ -102,7 +65,7 @@ impl FileBytes {
         }
         let _ = len;
         Ok(FileBytes {
-            inner: Inner::Owned(read_regular(path, MAX_OWNED_FILE)?),
+            inner: Inner::Owned(crate::fs::read_regular(path, MAX_OWNED_FILE)?),
         })
     }
 }

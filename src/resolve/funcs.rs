@@ -11,7 +11,8 @@ use super::{LoadError, LoadErrorKind, Symbolized, Text, demangle};
 /// `[start, end)` of each code section. A separate debug file (`objcopy
 /// --only-keep-debug`, debuginfod's `debuginfo`) keeps the section headers with no bytes
 /// (`SHT_NOBITS`): its code sections are found by their executable flag, so that a
-/// size-0 symbol like `_init` still ends with its section.
+/// size-0 symbol like `_init` still ends with its section. Every format's code ranges come
+/// from here; a section whose end overflows the address space is not code.
 pub fn code_sections(file: &object::File<'_>) -> Vec<(u64, u64)> {
     file.sections()
         .filter(|s| {
@@ -20,7 +21,7 @@ pub fn code_sections(file: &object::File<'_>) -> Vec<(u64, u64)> {
                     if sh_flags & object::elf::SHF_EXECINSTR != object::elf::SectionFlags(0))
         })
         .filter(|s| s.address() != 0 || s.size() != 0)
-        .map(|s| (s.address(), s.address().saturating_add(s.size())))
+        .filter_map(|s| Some((s.address(), s.address().checked_add(s.size())?)))
         .collect()
 }
 
@@ -124,10 +125,11 @@ pub fn pe_table(
     for section in file.sections().filter(|s| s.kind() == SectionKind::Text) {
         if let Ok(bytes) = section.data()
             && let Some(left) = budget.checked_sub(bytes.len())
+            && let Some(end) = section.address().checked_add(bytes.len() as u64)
         {
             budget = left;
             scan.add_section(bytes, section.address(), bitness);
-            sections.push((section.address(), section.address() + bytes.len() as u64));
+            sections.push((section.address(), end));
         }
     }
     let found = scan.ranges(&sections, &known, &listed_ends);

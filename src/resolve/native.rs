@@ -8,6 +8,14 @@ use super::{LoadError, Symbolized};
 
 const ONE_BY_ONE: &str = "PROFILER_SYMBOL_SERVER_ONE_BY_ONE";
 
+/// What the DWARF says of an address, for [`NativeModule::lookup_at`].
+enum DwarfAnswer {
+    /// The batch path's answer (`None`: no DWARF function there).
+    Batch(Option<Symbolized>),
+    /// Not known yet: addr2line is asked.
+    Ask,
+}
+
 pub struct NativeModule {
     /// The file the debug information came from (a separate debug file, a dSYM's DWARF
     /// file, or the binary itself).
@@ -59,7 +67,7 @@ impl NativeModule {
         if !self.in_code(addr) {
             return None;
         }
-        self.lookup_at(addr, None)
+        self.lookup_at(addr, DwarfAnswer::Ask)
     }
 
     /// As [`Self::lookup`] for sorted offsets: DWARF is read once for all of them.
@@ -84,11 +92,14 @@ impl NativeModule {
         if let Some(d) = self.dwarf.as_ref().filter(|_| batch) {
             let wanted: Vec<u64> = addrs.iter().map(|a| a.1).collect();
             left = d.lookup_batch(&wanted, &|entry| self.symbol_at(entry), &mut |k, known| {
-                found(addrs[k].0, self.lookup_at(addrs[k].1, Some(known)))
+                found(
+                    addrs[k].0,
+                    self.lookup_at(addrs[k].1, DwarfAnswer::Batch(known)),
+                )
             });
         }
         for k in left {
-            found(addrs[k].0, self.lookup_at(addrs[k].1, None));
+            found(addrs[k].0, self.lookup_at(addrs[k].1, DwarfAnswer::Ask));
         }
         let mut asked = addrs.iter().map(|a| a.0).peekable();
         for i in 0..offsets.len() {
@@ -104,11 +115,13 @@ impl NativeModule {
         self.code.is_empty() || self.code.iter().any(|&(s, e)| s <= addr && addr < e)
     }
 
-    /// `dwarf`: the DWARF answer when already known.
-    fn lookup_at(&self, addr: u64, dwarf: Option<Option<Symbolized>>) -> Option<Symbolized> {
+    /// `dwarf`: the DWARF answer when the batch path gave it.
+    fn lookup_at(&self, addr: u64, dwarf: DwarfAnswer) -> Option<Symbolized> {
         if let Some(d) = &self.dwarf {
-            let found =
-                dwarf.unwrap_or_else(|| d.lookup_named(addr, &|entry| self.symbol_at(entry)));
+            let found = match dwarf {
+                DwarfAnswer::Batch(known) => known,
+                DwarfAnswer::Ask => d.lookup_named(addr, &|entry| self.symbol_at(entry)),
+            };
             if let Some(s) = found {
                 return Some(s);
             }

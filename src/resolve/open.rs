@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::rc::Rc;
 
+use object::{Object, ObjectSection, ObjectSegment, SectionKind};
+
 use super::breakpad::SymFile;
 use super::bytes::FileBytes;
 use super::{LoadContext, LoadError, LoadErrorKind, Module, elf, macho, pe};
@@ -130,4 +132,104 @@ pub fn open_bytes(data: Vec<u8>, shown: &Path, want: &DebugId) -> Result<Module,
         check_id(shown, &sym.debug_id, want)?;
         Ok(Module::Breakpad(sym))
     })
+}
+
+/// A binary's code, for `/asm/v1`: the file's bytes and each code section's (module
+/// offset, length, offset in `data`).
+pub struct Code {
+    pub data: Rc<FileBytes>,
+    pub arch: crate::disasm::Arch,
+    pub sections: Vec<(u64, u64, usize)>,
+}
+
+/// Opens the binary at `path` for its code if it is the module with debug ID `debug_id`
+/// or code ID `code_id` (a debug-only file is refused: it has no code bytes). The same
+/// recognition and IDs as [`open`], from the same parsers.
+pub fn open_code(
+    path: &Path,
+    debug_id: Option<&str>,
+    code_id: Option<&str>,
+) -> Result<Code, String> {
+    let data = Rc::new(FileBytes::open(path).map_err(|e| e.to_string())?);
+    let kind = object::FileKind::parse(&**data).map_err(|_| "not an object file".to_string())?;
+    let member: &[u8] = match kind {
+        object::FileKind::MachOFat32 | object::FileKind::MachOFat64 => {
+            // The member whose UUID is the debug ID (the code ID is the same UUID).
+            let want = match (debug_id, code_id) {
+                (Some(d), _) => d.to_string(),
+                (None, Some(c)) => format!("{c}0"),
+                (None, None) => String::new(),
+            };
+            let none = |_: &Path, _: super::Companion<'_>| Vec::new();
+            let ctx = LoadContext {
+                path,
+                companions: &none,
+                verbose: false,
+            };
+            macho::select(&data, &DebugId::new(&want), &ctx).map_err(|e| e.message)?
+        }
+        _ => &data,
+    };
+    let file = object::File::parse(member).map_err(|e| format!("cannot parse: {e}"))?;
+    let (found_debug, found_code) = match kind {
+        object::FileKind::Elf32 | object::FileKind::Elf64 => elf::identify(&file),
+        object::FileKind::Pe32 | object::FileKind::Pe64 => (
+            pe::identify(&file).map(|(id, _)| id).unwrap_or_default(),
+            None,
+        ),
+        _ => {
+            let id = macho::debug_id(&file).unwrap_or_default();
+            let code = id.get(..32).map(str::to_string);
+            (id, code)
+        }
+    };
+    let same = |found: Option<&str>, wanted: Option<&str>| matches!((found, wanted), (Some(f), Some(w)) if crate::debugid::same_id(f, w));
+    if !same(Some(&found_debug), debug_id) && !same(found_code.as_deref(), code_id) {
+        return Err(format!(
+            "its debug ID is {found_debug}, the request is for {}",
+            debug_id.or(code_id).unwrap_or("?")
+        ));
+    }
+    let arch = crate::disasm::Arch::from_object(file.architecture())
+        .ok_or_else(|| format!("{:?} code is not disassembled", file.architecture()))?;
+    let base = image_base(&file);
+    // Where `member` starts in the file (a fat Mach-O's member lies inside it).
+    let member_at = member.as_ptr() as usize - data.as_ptr() as usize;
+    let sections: Vec<(u64, u64, usize)> = file
+        .sections()
+        .filter(|s| s.kind() == SectionKind::Text)
+        .filter_map(|s| {
+            let (at, len) = s.file_range()?;
+            let start = s.address().checked_sub(base)?;
+            Some((
+                start,
+                len,
+                member_at.checked_add(usize::try_from(at).ok()?)?,
+            ))
+        })
+        .filter(|&(_, len, _)| len > 0)
+        .collect();
+    if sections.is_empty() {
+        // A `.debug` file or a dSYM: the IDs match, but the code is not there.
+        return Err("no code bytes in it (a debug-only file)".to_string());
+    }
+    drop(file);
+    Ok(Code {
+        data,
+        arch,
+        sections,
+    })
+}
+
+/// The address module offsets count from (SPEC section 5): the first segment's of an ELF
+/// file, `__TEXT`'s of a Mach-O, the image base of a PE.
+pub fn image_base(file: &object::File<'_>) -> u64 {
+    match file.format() {
+        object::BinaryFormat::Elf => file.segments().next().map_or(0, |s| s.address()),
+        object::BinaryFormat::Pe => file.relative_address_base(),
+        _ => file
+            .segments()
+            .find(|s| s.name().ok().flatten() == Some("__TEXT"))
+            .map_or(0, |s| s.address()),
+    }
 }

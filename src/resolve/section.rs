@@ -25,8 +25,8 @@ pub const BUDGET_FREE: u64 = 64 << 20;
 /// before any inflating when a header claims more.
 pub const BUDGET_RATIO: u64 = 50;
 /// The budget's ceiling, whatever the file's size: the bound of the symbol cache, which
-/// a module holding more could not stay in anyway.
-pub const BUDGET_MAX: u64 = crate::store::DEFAULT_MAX_BYTES;
+/// a module holding more could not stay in anyway (`store::DEFAULT_MAX_BYTES` is this).
+pub const BUDGET_MAX: u64 = 4 << 30;
 
 /// One module's allowance of decompressed bytes, shared by all its compressed sections
 /// (binary, separate debug file, dwz file, `.dwp` and `.dwo` files): `BUDGET_RATIO` times

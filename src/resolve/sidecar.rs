@@ -42,7 +42,7 @@ fn bad(path: &Path, what: &str) -> LoadError {
 
 /// Every module of a sidecar file, by (debug name, upper-case debug ID).
 pub fn load(path: &Path) -> Result<HashMap<(String, DebugId), SidecarModule>, LoadError> {
-    let text = super::bytes::read_regular(path, super::bytes::MAX_OWNED_FILE)
+    let text = crate::fs::read_regular(path, super::bytes::MAX_OWNED_FILE)
         .map_err(|e| LoadError::new(LoadErrorKind::ReadError, path, e))?;
     let v: Value = serde_json::from_slice(&text).map_err(|e| bad(path, &e.to_string()))?;
     let strings: Vec<&str> = v["string_table"]

@@ -355,7 +355,7 @@ impl Server {
                 "this server was started without a profile",
             ));
         };
-        match crate::resolve::bytes::open_regular(&profile.path) {
+        match crate::fs::open_regular(&profile.path) {
             Ok(f) => {
                 let len = f.metadata().ok().map(|m| m.len() as usize);
                 let mut r = Response::new(

@@ -1,5 +1,7 @@
 //! The symbol store: finds the debug file for `(debugName, breakpadId)`, checks its ID,
 //! hands it to the right format resolver, and keeps parsed modules in a bounded cache.
+//! Longer than 600 lines: the cache, its entries and the lookup order are one state
+//! machine (candidates, dyld images, remote parking); where to look is `paths.rs`.
 
 pub mod codefile;
 mod paths;
@@ -8,7 +10,6 @@ pub mod zip;
 
 use crate::pathname::is_plain;
 use paths::Candidate;
-pub use paths::parse_symbol_path;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -26,7 +27,7 @@ use crate::store::zip::ZipArchive;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
 pub const DEFAULT_MAX_MODULES: usize = 32;
-pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
+pub const DEFAULT_MAX_BYTES: u64 = crate::resolve::section::BUDGET_MAX;
 
 /// A sidecar's modules by (debug name, upper-case debug ID).
 type SidecarModules = std::collections::HashMap<(String, DebugId), Rc<SidecarModule>>;
@@ -239,12 +240,9 @@ impl SymbolStore {
         let mut server_caches = Vec::new();
         // Their servers are fetched from by `remote`.
         for value in opts.windows_symbol_path.iter().chain(nt_symbol_path.iter()) {
-            symstores.extend(parse_symbol_path(value).0);
-            server_caches.extend(
-                crate::remote::symbol_path_servers(value)
-                    .into_iter()
-                    .filter_map(|(_, cache)| cache),
-            );
+            let parsed = crate::remote::parse_symbol_path(value);
+            symstores.extend(parsed.folders);
+            server_caches.extend(parsed.servers.into_iter().filter_map(|(_, cache)| cache));
         }
         let archives = opts
             .symbols_zips
@@ -278,11 +276,6 @@ impl SymbolStore {
         }
     }
 
-    /// The `--symbol-dir` folders (where `/asm/v1` also looks for binaries).
-    pub fn symbol_dirs(&self) -> &[PathBuf] {
-        &self.opts.symbol_dirs
-    }
-
     /// Whether `path` lies in a folder that downloads fill: a remote source's cache or
     /// a symbol server's `srv*CACHE*URL` folder (symlinks followed on both sides).
     pub fn is_download_cache(&self, path: &Path) -> bool {
@@ -296,11 +289,6 @@ impl SymbolStore {
             .chain(remote)
             .filter_map(|c| c.canonicalize().ok())
             .any(|c| real.starts_with(c))
-    }
-
-    /// The local symstore folders.
-    pub fn symstores(&self) -> &[PathBuf] {
-        &self.symstores
     }
 
     /// Answers from this sidecar for modules no local file has.
@@ -852,9 +840,11 @@ mod tests {
 
     #[test]
     fn symbol_path_syntax() {
-        let (l, r) = parse_symbol_path(
+        let parsed = crate::remote::parse_symbol_path(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms; cache*E:\c ;",
         );
+        let l = parsed.folders;
+        let r: Vec<&str> = parsed.servers.iter().map(|s| s.0.as_str()).collect();
         assert_eq!(
             l,
             [

@@ -51,27 +51,6 @@ pub(super) fn system_dyld_caches() -> Vec<PathBuf> {
     Vec::new()
 }
 
-/// Splits a `_NT_SYMBOL_PATH`-style value into local folders and remote servers.
-/// `srv*C:\cache*https://server` gives the cache folder and the server; `cache*DIR` a folder.
-pub fn parse_symbol_path(value: &str) -> (Vec<PathBuf>, Vec<String>) {
-    let (mut local, mut remote) = (Vec::new(), Vec::new());
-    for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
-        let parts: Vec<&str> = entry.split('*').collect();
-        let parts = match parts[0].to_ascii_lowercase().as_str() {
-            "srv" | "symsrv" | "cache" => &parts[1..],
-            _ => &parts[..],
-        };
-        for p in parts.iter().filter(|p| !p.is_empty()) {
-            if p.starts_with("http://") || p.starts_with("https://") {
-                remote.push(p.to_string());
-            } else if !p.ends_with(".dll") {
-                local.push(PathBuf::from(p));
-            }
-        }
-    }
-    (local, remote)
-}
-
 /// `<path>.dSYM/Contents/Resources/DWARF/<file name of path>`, for a path that may be a
 /// Mach-O file: not a Windows or ELF library by its name, and, when it exists, a Mach-O by
 /// its first bytes (a dSYM beside an ELF or a PDB is a candidate that only misleads).
@@ -101,7 +80,7 @@ pub(super) fn dsym_of(path: &Path) -> Option<PathBuf> {
         // Absent and nothing says macOS: its dSYM would only lengthen the list.
         return None;
     }
-    if let Ok(mut f) = crate::resolve::bytes::open_regular(path) {
+    if let Ok(mut f) = crate::fs::open_regular(path) {
         let mut magic = [0u8; 4];
         let macho = std::io::Read::read_exact(&mut f, &mut magic).is_ok()
             && matches!(
@@ -229,8 +208,7 @@ impl SymbolStore {
         // 3. Breakpad stores, zips, then symstores.
         if plain {
             let id = breakpad_id.to_ascii_uppercase();
-            let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
-            let rel = format!("{debug_name}/{id}/{stem}.sym");
+            let rel = crate::pathname::breakpad_sym_path(debug_name, breakpad_id);
             for dir in &self.opts.breakpad_symbol_dirs {
                 out.push(Candidate::File(dir.join(&rel)));
             }
@@ -283,6 +261,51 @@ impl SymbolStore {
         for c in out {
             if !unique.contains(&c) {
                 unique.push(c);
+            }
+        }
+        unique
+    }
+}
+
+impl SymbolStore {
+    /// Where the binary with a module's code may be, for `/asm/v1` (debug files have no
+    /// code): the profile's paths for the library, then `<name>` and `<debugName>` in each
+    /// `--symbol-dir`, then `<name>/<codeId>/<name>` in the local symstores (their layout
+    /// for binaries), then `debug_file`, the module's own file. `name` is the request's,
+    /// else the library's.
+    pub fn code_candidates(
+        &self,
+        debug_name: &str,
+        name: Option<&str>,
+        code_id: Option<&str>,
+        lib: Option<&Lib>,
+        debug_file: Option<&Path>,
+    ) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if let Some(l) = lib {
+            out.extend(l.path.iter().map(PathBuf::from));
+            out.extend(l.debug_path.iter().map(PathBuf::from));
+        }
+        let name = name
+            .or(lib.and_then(|l| l.name.as_deref()))
+            .filter(|n| is_plain(n));
+        let names: Vec<&str> = name
+            .into_iter()
+            .chain(Some(debug_name).filter(|n| is_plain(n)))
+            .collect();
+        for dir in &self.opts.symbol_dirs {
+            out.extend(names.iter().map(|n| dir.join(n)));
+        }
+        if let (Some(n), Some(code_id)) = (name, code_id.filter(|c| is_plain(c))) {
+            for dir in &self.symstores {
+                out.push(dir.join(n).join(code_id).join(n));
+            }
+        }
+        out.extend(debug_file.map(Path::to_path_buf));
+        let mut unique: Vec<PathBuf> = Vec::with_capacity(out.len());
+        for p in out {
+            if !unique.contains(&p) {
+                unique.push(p);
             }
         }
         unique

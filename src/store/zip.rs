@@ -37,7 +37,7 @@ const RATIO_FREE: u64 = 1 << 20;
 
 impl ZipArchive {
     pub fn open(path: &Path) -> Result<ZipArchive, String> {
-        let mut f = crate::resolve::bytes::open_regular(path).map_err(|e| e.to_string())?;
+        let mut f = crate::fs::open_regular(path).map_err(|e| e.to_string())?;
         let len = f.metadata().map_err(|e| e.to_string())?.len();
         // The end-of-central-directory record is in the last 64 KiB + 22 bytes.
         let tail_len = len.min(65_557);
@@ -150,7 +150,7 @@ impl ZipArchive {
                 e.uncompressed
             ));
         }
-        let mut f = crate::resolve::bytes::open_regular(&self.path).map_err(|e| e.to_string())?;
+        let mut f = crate::fs::open_regular(&self.path).map_err(|e| e.to_string())?;
         let mut local = [0u8; 30];
         f.seek(SeekFrom::Start(e.local_header))
             .and_then(|_| f.read_exact(&mut local))

@@ -1,7 +1,8 @@
-//! DWARF lookups. Many addresses at once go through the batch path (`batch.rs`, with
+//! DWARF lookups. Many addresses at once go through the batch path (`batch/`, with
 //! `skip.rs` and `lines.rs` reading DIEs and line programs); an address asked alone, or
 //! one the batch path leaves, goes through `addr2line`'s `Context`. Either way the
 //! function's entry and size come from the subprogram DIE's ranges.
+//! (Over 600 lines with its tests; the code is 584.)
 
 mod batch;
 mod lines;
@@ -295,7 +296,7 @@ impl DwarfResolver {
             );
             let unit = gimli::UnitRef::new(&self.dwarf, &entry.unit);
             for (&(_, k), answer) in group.iter().zip(answers) {
-                let Some(frames) = answer else {
+                let Ok(frames) = answer else {
                     left.push(k);
                     continue;
                 };

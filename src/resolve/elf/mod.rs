@@ -130,14 +130,14 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
             format!("not a valid ELF file: {e}"),
         )
     })?;
-    let base = file.segments().next().map(|s| s.address()).unwrap_or(0);
+    let base = super::open::image_base(&file);
     let code = file
         .segments()
         .filter(|s| {
             matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. }
                 if p_flags & object::elf::PF_X != object::elf::ProgramFlags(0))
         })
-        .map(|s| (s.address(), s.address() + s.size()))
+        .filter_map(|s| Some((s.address(), s.address().checked_add(s.size())?)))
         .collect();
     let mut symbols = text_symbols(&file);
     let mut warnings = Vec::new();

@@ -5,7 +5,7 @@ pub mod dyld;
 pub mod oso;
 
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
-use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
+use object::{Object, ObjectSymbol, SymbolKind};
 
 use std::rc::Rc;
 
@@ -131,16 +131,8 @@ pub fn load(
             format!("invalid Mach-O: {e}"),
         )
     })?;
-    let base = file
-        .segments()
-        .find(|s| s.name().ok().flatten() == Some("__TEXT"))
-        .map(|s| s.address())
-        .unwrap_or(0);
-    let code = file
-        .sections()
-        .filter(|s| s.kind() == SectionKind::Text)
-        .map(|s| (s.address(), s.address() + s.size()))
-        .collect();
+    let base = super::open::image_base(&file);
+    let code = super::funcs::code_sections(&file);
     let budget = Budget::for_file(&file);
     let dwarf = DwarfResolver::new(
         &mut |name| section_data(&file, name, bytes, &budget),

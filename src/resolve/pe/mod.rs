@@ -5,7 +5,7 @@ pub mod pdb_file;
 
 pub use pdb_file::{PdbModule, load_pdb};
 
-use object::{Object, ObjectSection, SectionKind};
+use object::Object;
 
 use super::native::NativeModule;
 use super::{Companion, LoadContext, LoadError, LoadErrorKind, Module};
@@ -15,11 +15,7 @@ use crate::debugid::DebugId;
 /// The PE's debug ID from its CodeView record, and the PDB path it names.
 pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
     let cv = file.pdb_info().ok().flatten()?;
-    let mut guid = cv.guid();
-    guid[0..4].reverse();
-    guid[4..6].reverse();
-    guid[6..8].reverse();
-    let id = format!("{}{:X}", debugid::hex_upper(&guid), cv.age());
+    let id = format!("{}{:X}", debugid::guid_string(cv.guid(), true), cv.age());
     Some((id, String::from_utf8_lossy(cv.path()).into_owned()))
 }
 
@@ -67,12 +63,8 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
         }
     }
     // No PDB: exports and unwind tables.
-    let text: Vec<(u64, u64)> = file
-        .sections()
-        .filter(|s| s.kind() == SectionKind::Text)
-        .map(|s| (s.address(), s.address() + s.size()))
-        .collect();
-    let base = file.relative_address_base();
+    let text = super::funcs::code_sections(&file);
+    let base = super::open::image_base(&file);
     let exports: Vec<(u64, String)> = file
         .exports()
         .map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, format!("PE exports: {e}")))?

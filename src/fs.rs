@@ -1,0 +1,42 @@
+//! Opening files named from outside (profiles, debug files, sources, zips, downloads,
+//! request bodies): only regular files, so a FIFO, device or folder cannot block or be read
+//! forever. Every module opens such files through here.
+
+use std::path::Path;
+
+/// Opens `path` for reading only if it is a regular file: a FIFO, device or folder named
+/// as a debug file, source or zip must neither block the server nor be read forever.
+/// On Unix the open itself cannot block (`O_NONBLOCK`, which regular files ignore).
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = opts.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
+}
+
+/// Reads a whole regular file of at most `max` bytes.
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let len = file.metadata()?.len();
+    if len > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{len} bytes, over the limit of {max}"),
+        ));
+    }
+    let mut out = Vec::with_capacity(len as usize);
+    file.take(max).read_to_end(&mut out)?;
+    Ok(out)
+}

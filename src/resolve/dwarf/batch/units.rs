@@ -1,0 +1,237 @@
+//! The batch path's unit table: every compilation unit and its address ranges, as
+//! addr2line's `ResUnits` lists them, and the bytes each unit's DIEs and lines occupy.
+
+use gimli::AttributeValue;
+
+use super::URef;
+use super::rows::scan_lines;
+use crate::resolve::dwarf::R;
+
+/// One compilation unit as addr2line lists it.
+pub(in crate::resolve::dwarf) struct UnitEntry {
+    offset: usize,
+    pub(in crate::resolve::dwarf) unit: gimli::Unit<R>,
+    pub(in crate::resolve::dwarf) lang: Option<gimli::DwLang>,
+}
+
+/// The units of a file and their address ranges (addr2line's `ResUnits`).
+pub(in crate::resolve::dwarf) struct Units {
+    pub(in crate::resolve::dwarf) units: Vec<UnitEntry>,
+    /// `(begin, end, unit)`, sorted by begin.
+    ranges: Vec<(u64, u64, usize)>,
+    /// The largest end among `ranges[..i]`: whether an earlier range also holds an address.
+    ends_before: Vec<u64>,
+}
+
+/// Where an address is.
+pub(in crate::resolve::dwarf) enum Cover {
+    Nowhere,
+    Unit(usize),
+    /// Several units' ranges hold it: addr2line tries them in turn.
+    Several,
+}
+
+#[derive(Default)]
+pub(super) struct RangeAttrs {
+    low: Option<u64>,
+    high: Option<u64>,
+    size: Option<u64>,
+    list: Option<gimli::RangeListsOffset<usize>>,
+}
+
+impl RangeAttrs {
+    #[inline]
+    pub(super) fn take(
+        &mut self,
+        unit: &URef<'_>,
+        name: gimli::DwAt,
+        value: AttributeValue<R>,
+    ) -> gimli::Result<()> {
+        match name {
+            gimli::DW_AT_low_pc => match value {
+                AttributeValue::Addr(v) => self.low = Some(v),
+                AttributeValue::DebugAddrIndex(i) => self.low = Some(unit.address(i)?),
+                _ => {}
+            },
+            gimli::DW_AT_high_pc => match value {
+                AttributeValue::Addr(v) => self.high = Some(v),
+                AttributeValue::DebugAddrIndex(i) => self.high = Some(unit.address(i)?),
+                AttributeValue::Udata(v) => self.size = Some(v),
+                _ => {}
+            },
+            gimli::DW_AT_ranges => self.list = unit.attr_ranges_offset(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with each non-empty range; whether there was one.
+    pub(super) fn each(&self, unit: &URef<'_>, mut f: impl FnMut(u64, u64)) -> gimli::Result<bool> {
+        let mut any = false;
+        let mut add = |b: u64, e: u64| {
+            if b < e {
+                f(b, e);
+                any = true;
+            }
+        };
+        if let Some(list) = self.list {
+            let mut it = unit.ranges(list)?;
+            while let Some(r) = it.next()? {
+                add(r.begin, r.end);
+            }
+        } else if let (Some(b), Some(e)) = (self.low, self.high) {
+            add(b, e);
+        } else if let (Some(b), Some(s)) = (self.low, self.size) {
+            add(b, b.wrapping_add(s));
+        }
+        Ok(any)
+    }
+}
+
+impl Units {
+    /// The same units and ranges as addr2line's context: `DW_AT_ranges`, else
+    /// `.debug_aranges`, else low/high pc, else the line program's sequences.
+    pub(in crate::resolve::dwarf) fn parse(dwarf: &gimli::Dwarf<R>) -> gimli::Result<Units> {
+        let mut aranges = Vec::new();
+        let mut headers = dwarf.debug_aranges.headers();
+        while let Some(h) = headers.next()? {
+            aranges.push((h.debug_info_offset().0, h.offset()));
+        }
+        aranges.sort_unstable_by_key(|a| a.0);
+        let mut units = Vec::new();
+        let mut ranges = Vec::new();
+        let mut headers = dwarf.units();
+        while let Some(header) = headers.next()? {
+            let id = units.len();
+            let Some(offset) = header.debug_info_offset() else {
+                continue;
+            };
+            let mut need_range = match header.type_() {
+                gimli::UnitType::Type { .. } | gimli::UnitType::SplitType { .. } => continue,
+                gimli::UnitType::Partial => false,
+                _ => true,
+            };
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
+            };
+            let uref = URef::new(dwarf, &unit);
+            let mut lang = None;
+            if need_range {
+                let mut entries = uref.entries_raw(None)?;
+                let Some(abbrev) = entries.read_abbreviation()? else {
+                    continue;
+                };
+                let mut attrs = RangeAttrs::default();
+                for spec in abbrev.attributes() {
+                    let attr = entries.read_attribute(*spec)?;
+                    if attr.name() == gimli::DW_AT_language {
+                        if let AttributeValue::Language(v) = attr.value() {
+                            lang = Some(v);
+                        }
+                    } else {
+                        attrs.take(&uref, attr.name(), attr.value())?;
+                    }
+                }
+                let found = match attrs.list {
+                    Some(_) => None,
+                    None => aranges.binary_search_by_key(&offset.0, |a| a.0).ok(),
+                };
+                if let Some(mut i) = found {
+                    while i > 0 && aranges[i - 1].0 == offset.0 {
+                        i -= 1;
+                    }
+                    for (_, at) in aranges[i..].iter().take_while(|a| a.0 == offset.0) {
+                        let mut entries = dwarf.debug_aranges.header(*at)?.entries();
+                        while let Some(e) = entries.next().transpose() {
+                            let Ok(e) = e else { continue };
+                            if e.length() != 0 {
+                                let r = e.range();
+                                ranges.push((r.begin, r.end, id));
+                                need_range = false;
+                            }
+                        }
+                    }
+                }
+                if need_range {
+                    need_range = !attrs.each(&uref, |b, e| ranges.push((b, e, id)))?;
+                }
+            }
+            if need_range && let Ok(Some(scan)) = scan_lines(&uref, &[], &mut Vec::new()) {
+                ranges.extend(scan.sequences.iter().map(|&(b, e)| (b, e, id)));
+            }
+            units.push(UnitEntry {
+                offset: offset.0,
+                unit,
+                lang,
+            });
+        }
+        ranges.sort_unstable_by_key(|r| r.0);
+        let mut ends_before = Vec::with_capacity(ranges.len());
+        let mut max = 0;
+        for r in &ranges {
+            ends_before.push(max);
+            max = max.max(r.1);
+        }
+        Ok(Units {
+            units,
+            ranges,
+            ends_before,
+        })
+    }
+
+    pub(in crate::resolve::dwarf) fn cover(&self, addr: u64) -> Cover {
+        let i = self.ranges.partition_point(|r| r.0 <= addr);
+        if i == 0 || self.ranges[i - 1].1 <= addr {
+            // No range starting at or before `addr` holds it unless an earlier, longer one.
+            return if self
+                .ends_before
+                .get(i.wrapping_sub(1))
+                .is_some_and(|&e| e > addr)
+            {
+                Cover::Several
+            } else {
+                Cover::Nowhere
+            };
+        }
+        if self.ends_before[i - 1] > addr {
+            return Cover::Several;
+        }
+        Cover::Unit(self.ranges[i - 1].2)
+    }
+
+    /// The unit holding a `.debug_info` offset (addr2line's `find_offset`).
+    pub(super) fn holding(&self, offset: usize) -> Option<&UnitEntry> {
+        match self.units.binary_search_by_key(&offset, |u| u.offset) {
+            Ok(_) | Err(0) => None,
+            Err(i) => Some(&self.units[i - 1]),
+        }
+    }
+}
+
+/// The bytes of a unit's DIEs and of its line program.
+pub(in crate::resolve::dwarf) fn unit_bytes<'a>(
+    dwarf: &'a gimli::Dwarf<R>,
+    unit: &gimli::Unit<R>,
+) -> Vec<&'a [u8]> {
+    let mut out = Vec::new();
+    let part =
+        |section: &'a [u8], start: usize, len: usize| section.get(start..start.checked_add(len)?);
+    if let Some(at) = unit.header.debug_info_offset() {
+        let len = unit.header.length_including_self();
+        out.extend(part(
+            gimli::Section::reader(&dwarf.debug_info).slice(),
+            at.0,
+            len,
+        ));
+    }
+    if let Some(program) = &unit.line_program {
+        let header = program.header();
+        let len = header.unit_length() + header.encoding().format.initial_length_size() as usize;
+        out.extend(part(
+            gimli::Section::reader(&dwarf.debug_line).slice(),
+            header.offset().0,
+            len,
+        ));
+    }
+    out
+}
