@@ -122,101 +122,62 @@ impl Module {
     }
 }
 
-/// What kind of failure a [`LoadError`] is. Each kind has the name the `/symbolicate/v5`
-/// answer gives it in `module_errors` ([`Self::name`]): the front-end and scripts see
-/// those names, so they never change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LoadErrorKind {
-    CacheRefused,
-    DebugLinkCrcMismatch,
-    DecompressionLimit,
-    DownloadPending,
-    DyldCacheError,
-    InvalidDebugId,
-    InvalidDebugName,
-    MiniDebugInfo,
-    MissingSupplementaryFile,
-    NoCandidates,
-    NoHttpClient,
-    NoMatchMultiArch,
-    NotFound,
-    ObjectModified,
-    ObjectNotFound,
-    ParseError,
+/// The kinds, each once: the enum, [`LoadErrorKind::ALL`] and the names come from this
+/// one list.
+macro_rules! load_error_kinds {
+    ($($(#[$doc:meta])* $kind:ident => $name:literal,)*) => {
+        /// What kind of failure a [`LoadError`] is. Each kind has the name the
+        /// `/symbolicate/v5` answer gives it in `module_errors` ([`Self::name`]): the
+        /// front-end and scripts see those names, so they never change.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum LoadErrorKind {
+            $($(#[$doc])* $kind,)*
+        }
+
+        impl LoadErrorKind {
+            /// Every kind, for tests.
+            pub const ALL: &[LoadErrorKind] = &[$(LoadErrorKind::$kind,)*];
+
+            /// The name in `module_errors` (and in stderr lines).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(LoadErrorKind::$kind => $name,)*
+                }
+            }
+        }
+    };
+}
+
+load_error_kinds! {
+    CacheRefused => "CacheRefused",
+    DebugLinkCrcMismatch => "DebugLinkCrcMismatch",
+    DecompressionLimit => "DecompressionLimit",
+    DownloadPending => "DownloadPending",
+    DyldCacheError => "DyldCacheError",
+    InvalidDebugId => "InvalidDebugId",
+    InvalidDebugName => "InvalidDebugName",
+    MiniDebugInfo => "MiniDebugInfo",
+    MissingSupplementaryFile => "MissingSupplementaryFile",
+    NoCandidates => "NoCandidates",
+    NoHttpClient => "NoHttpClient",
+    NoMatchMultiArch => "NoMatchMultiArch",
+    NotFound => "NotFound",
+    ObjectModified => "ObjectModified",
+    ObjectNotFound => "ObjectNotFound",
+    ParseError => "ParseError",
     /// A parser panicked on the file (see [`LoadError::from_panic`]): named `ParseError`
     /// in answers, but the file is never parsed again.
-    ParserPanic,
-    ReadError,
-    ServerDown,
-    SidecarError,
-    UnknownFormat,
-    UnmatchedDebugId,
-    UnsupportedFormat,
-    ZipError,
+    ParserPanic => "ParseError",
+    ReadError => "ReadError",
+    ServerDown => "ServerDown",
+    SidecarError => "SidecarError",
+    UnknownFormat => "UnknownFormat",
+    UnmatchedDebugId => "UnmatchedDebugId",
+    UnsupportedFormat => "UnsupportedFormat",
+    ZipError => "ZipError",
 }
 
 impl LoadErrorKind {
-    /// Every kind, for tests.
-    pub const ALL: [LoadErrorKind; 24] = {
-        use LoadErrorKind::*;
-        [
-            CacheRefused,
-            DebugLinkCrcMismatch,
-            DecompressionLimit,
-            DownloadPending,
-            DyldCacheError,
-            InvalidDebugId,
-            InvalidDebugName,
-            MiniDebugInfo,
-            MissingSupplementaryFile,
-            NoCandidates,
-            NoHttpClient,
-            NoMatchMultiArch,
-            NotFound,
-            ObjectModified,
-            ObjectNotFound,
-            ParseError,
-            ParserPanic,
-            ReadError,
-            ServerDown,
-            SidecarError,
-            UnknownFormat,
-            UnmatchedDebugId,
-            UnsupportedFormat,
-            ZipError,
-        ]
-    };
-
-    /// The name in `module_errors` (and in stderr lines).
-    pub fn name(self) -> &'static str {
-        use LoadErrorKind::*;
-        match self {
-            CacheRefused => "CacheRefused",
-            DebugLinkCrcMismatch => "DebugLinkCrcMismatch",
-            DecompressionLimit => "DecompressionLimit",
-            DownloadPending => "DownloadPending",
-            DyldCacheError => "DyldCacheError",
-            InvalidDebugId => "InvalidDebugId",
-            InvalidDebugName => "InvalidDebugName",
-            MiniDebugInfo => "MiniDebugInfo",
-            MissingSupplementaryFile => "MissingSupplementaryFile",
-            NoCandidates => "NoCandidates",
-            NoHttpClient => "NoHttpClient",
-            NoMatchMultiArch => "NoMatchMultiArch",
-            NotFound => "NotFound",
-            ObjectModified => "ObjectModified",
-            ObjectNotFound => "ObjectNotFound",
-            ParseError | ParserPanic => "ParseError",
-            ReadError => "ReadError",
-            ServerDown => "ServerDown",
-            SidecarError => "SidecarError",
-            UnknownFormat => "UnknownFormat",
-            UnmatchedDebugId => "UnmatchedDebugId",
-            UnsupportedFormat => "UnsupportedFormat",
-            ZipError => "ZipError",
-        }
-    }
-
     /// No file was there to try (as opposed to one that could not be used).
     pub fn is_absence(self) -> bool {
         matches!(self, LoadErrorKind::NotFound | LoadErrorKind::NoCandidates)
@@ -382,7 +343,7 @@ mod tests {
                 "ZipError",
             ]
         );
-        for k in LoadErrorKind::ALL {
+        for &k in LoadErrorKind::ALL {
             // Variant name and JSON name agree, but for the parser's panic.
             if k != LoadErrorKind::ParserPanic {
                 assert_eq!(format!("{k:?}"), k.name());
