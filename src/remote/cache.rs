@@ -230,7 +230,7 @@ pub fn touch(root: &Path, rel: &Path) {
 }
 
 /// Whether a cache file name is a download in progress (never a cache entry).
-pub fn is_part(name: &str) -> bool {
+fn is_part(name: &str) -> bool {
     name.contains(".part-")
 }
 
@@ -362,7 +362,8 @@ impl Index {
         let now = SystemTime::now();
         let age = |t: SystemTime| now.duration_since(t).unwrap_or_default();
         let (mut removed, mut freed) = (0, 0);
-        let mut kept: Vec<(Entry, u64, SystemTime)> = Vec::new();
+        // (entry, size, last use, whether it is a partial download)
+        let mut kept: Vec<(Entry, u64, SystemTime, bool)> = Vec::new();
         for e in self.read() {
             let Ok(Some(meta)) = lookup(&e.root, &e.rel) else {
                 // Gone, or reached through a symlink: forget it, touch nothing.
@@ -381,14 +382,16 @@ impl Index {
                 freed += meta.len();
                 continue;
             }
-            kept.push((e, meta.len(), mtime));
+            kept.push((e, meta.len(), mtime, part));
         }
-        let mut total: u64 = kept.iter().map(|k| k.1).sum::<u64>() + in_flight;
-        // Oldest first; a running download's partial file is never the one to go.
-        kept.sort_by_key(|k| (!is_part(&k.0.rel.to_string_lossy()), k.2));
+        // Running downloads' partial files are on disk and in `in_flight`: counted once.
+        let parts: u64 = kept.iter().filter(|k| k.3).map(|k| k.1).sum();
+        let files: u64 = kept.iter().filter(|k| !k.3).map(|k| k.1).sum();
+        let mut total = files + parts.max(in_flight);
+        // Oldest first; a partial file is never the one to go (it may be running).
+        kept.sort_by_key(|k| k.2);
         let mut survivors = Vec::with_capacity(kept.len());
-        for (e, size, _) in kept {
-            let part = is_part(&e.rel.to_string_lossy());
+        for (e, size, _, part) in kept {
             if total > max_bytes && !part && std::fs::remove_file(e.root.join(&e.rel)).is_ok() {
                 removed += 1;
                 freed += size;
@@ -454,6 +457,11 @@ mod tests {
         let (n, _) = index.evict(150, MAX_AGE, 100);
         assert_eq!(n, 1);
         assert!(!recent.exists() && fresh_part.exists());
+        // A running download's bytes, on disk and in flight, count once.
+        let kept = ours("kept.sym", 100, day);
+        let running = ours(".z.sym.part-1-3", 45, Duration::ZERO);
+        assert_eq!(index.evict(150, MAX_AGE, 50), (0, 0));
+        assert!(kept.exists() && running.exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
