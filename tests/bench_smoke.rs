@@ -6,13 +6,16 @@ mod common;
 #[test]
 fn bench_smoke_runs() {
     let dir = common::scratch("bench-smoke");
-    let out = std::process::Command::new("python3")
+    let Some(mut python) = common::python3() else {
+        return;
+    };
+    let out = python
         .arg("scripts/bench")
         .arg("--smoke")
         .env("BENCH_BIN", common::BIN)
         .env("BENCH_DIR", &dir)
         .output()
-        .expect("python3");
+        .expect("run scripts/bench");
     assert!(
         out.status.success(),
         "scripts/bench --smoke failed:\n{}\n{}",

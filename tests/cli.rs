@@ -85,11 +85,10 @@ fn runtime_failures_exit_1_and_name_the_file() {
 
 /// The first stdout line of a server started by `cmd` (its URL), then stops it.
 fn url_line(cmd: &mut Command) -> String {
-    let mut child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = common::Reaped::spawn(
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null()),
+    );
     let mut line = String::new();
     use std::io::BufRead;
     std::io::BufReader::new(child.stdout.take().unwrap())
@@ -410,16 +409,16 @@ fn a_stripped_file_at_the_lib_path_does_not_hide_a_symbol_dir_copy() {
 fn url_when_the_browser_is(browser: &str) -> (String, String) {
     use std::io::{BufRead, Read};
     let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/example/profile.json");
-    let mut child = Command::new(BIN)
-        .args(["load", "-q", "-P", "0", profile])
-        .env("BROWSER", browser)
-        .env_remove("PROFILER_URL")
-        .env_remove("DEBUGINFOD_URLS")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::Reaped::spawn(
+        Command::new(BIN)
+            .args(["load", "-q", "-P", "0", profile])
+            .env("BROWSER", browser)
+            .env_remove("PROFILER_URL")
+            .env_remove("DEBUGINFOD_URLS")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+    );
     // Read by a thread: a server that never prints the URL must fail the test, not hang it.
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();

@@ -103,12 +103,37 @@ fn pe_and_pdb_cases_match() {
     assert!(ts.len() >= 5);
     let (server, cases) = serve_images(&ts);
     let mut table = Agreement::default();
+    // MSVC inline sites: we read the binary annotations with the pdb crate and report a
+    // site over its whole code range; llvm-symbolizer 19 (the truth) leaves out the first
+    // range of many sites.
+    const FIRST_RANGE: &str = "an inline site's first range, which llvm-symbolizer omits";
+    const TWO_LINES: &str = "two line records at one offset; llvm-symbolizer takes the later";
     table.allow(
         "fixtures/symbolic/windows/crash.exe",
-        18,
-        "MSVC inline sites: we read the binary annotations with the pdb crate and report the \
-         site over its whole code range; llvm-symbolizer 19 (the truth) leaves out the first \
-         range of many sites, and names one import thunk's public symbol no function",
+        &[
+            ("0x10bd", FIRST_RANGE),
+            ("0x138a", FIRST_RANGE),
+            ("0x1394", FIRST_RANGE),
+            ("0x13ca", FIRST_RANGE),
+            ("0x1896", FIRST_RANGE),
+            ("0x1bc4", TWO_LINES),
+            ("0x25ba", TWO_LINES),
+            ("0x26a8", FIRST_RANGE),
+            ("0x26b4", FIRST_RANGE),
+            ("0x26c5", FIRST_RANGE),
+            ("0x26ce", FIRST_RANGE),
+            ("0x27a0", FIRST_RANGE),
+            ("0x2851", FIRST_RANGE),
+            ("0x2a2c", FIRST_RANGE),
+            ("0x2e15", FIRST_RANGE),
+            ("0x2e78", FIRST_RANGE),
+            ("0x2e7b", FIRST_RANGE),
+            (
+                "0x3726",
+                "an import thunk: its public symbol ___CxxFrameHandler3 names it, the truth \
+                 names no function",
+            ),
+        ],
     );
     run_cases(&server, &cases, &mut table, &exact);
     table.finish("PE/PDB agreement with ground truth");

@@ -232,21 +232,21 @@ fn a_stalled_client_does_not_wedge_the_server() {
 fn spawn_server(
     args: &[&str],
 ) -> (
-    std::process::Child,
+    common::Reaped,
     std::sync::Arc<std::sync::Mutex<String>>,
     String,
 ) {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(BIN)
-        .args(["load", "--no-open", "-P", "0"])
-        .args(args)
-        .env_remove("PROFILER_URL")
-        .env_remove("DEBUGINFOD_URLS")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::Reaped::spawn(
+        std::process::Command::new(BIN)
+            .args(["load", "--no-open", "-P", "0"])
+            .args(args)
+            .env_remove("PROFILER_URL")
+            .env_remove("DEBUGINFOD_URLS")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+    );
     let stderr = collect_stderr(&mut child);
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take().unwrap())

@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use common::{BIN, http, scratch};
+use common::{BIN, Server, http, scratch};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------
@@ -376,94 +376,10 @@ fn lib(name: &str, id: &str, path: &str, code_id: Option<&str>) -> Value {
 // ---------------------------------------------------------------------------------------
 // The binary as a server, with its own environment
 
-struct Running {
-    child: Child,
-    base: String,
-    addr: SocketAddr,
-    stderr: Arc<Mutex<String>>,
-}
+type Running = Server;
 
 fn start(args: &[String], env: &[(&str, String)]) -> Running {
-    let mut child = Command::new(BIN)
-        .args(["load", "--no-open", "-P", "0"])
-        .args(args)
-        .env_remove("DEBUGINFOD_URLS")
-        .env_remove("_NT_SYMBOL_PATH")
-        .env_remove("PROFILER_URL")
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = common::collect_stderr(&mut child);
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let enc = line.trim().split("symbolServer=").nth(1).expect("URL line");
-    let base = enc.replace("%3A", ":").replace("%2F", "/");
-    let addr: SocketAddr = base
-        .strip_prefix("http://")
-        .unwrap()
-        .split('/')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    Running {
-        child,
-        base,
-        addr,
-        stderr,
-    }
-}
-
-impl Running {
-    fn symbolicate(&self, memory_map: &[(String, String)], offsets: &[(usize, u64)]) -> Value {
-        let body = json!({
-            "memoryMap": memory_map.iter().map(|(n, i)| json!([n, i])).collect::<Vec<_>>(),
-            "stacks": [offsets.iter().map(|(m, o)| json!([m, o])).collect::<Vec<_>>()],
-        });
-        let path = format!("/{}/symbolicate/v5", self.base.rsplit('/').next().unwrap());
-        let r = http(
-            self.addr,
-            "POST",
-            &path,
-            &self.addr.to_string(),
-            &[],
-            &serde_json::to_vec(&body).unwrap(),
-        );
-        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-        r.json()
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
-    /// Ctrl-C; the exit status.
-    fn interrupt(mut self) -> Option<i32> {
-        sigint(self.child.id());
-        self.child.wait().unwrap().code()
-    }
-}
-
-fn sigint(pid: u32) {
-    unsafe extern "C" {
-        fn kill(pid: i32, sig: i32) -> i32;
-    }
-    // SAFETY: signalling a child of this test.
-    unsafe {
-        kill(pid as i32, 2);
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    Server::start_env(args, env)
 }
 
 fn frames(answer: &Value) -> Vec<Value> {
@@ -852,8 +768,6 @@ fn a_stalled_server_holds_up_neither_other_requests_nor_the_exit() {
         a["results"][0]["found_modules"][format!("libfake.so/{}", modules[0].id)],
         json!(false)
     );
-    let stderr = server.stderr();
-    assert_eq!(stderr.matches("not used again").count(), 1, "{stderr}");
     // Marked down: asked again, no new connection.
     server.symbolicate(
         &[(
@@ -864,7 +778,10 @@ fn a_stalled_server_holds_up_neither_other_requests_nor_the_exit() {
     );
     assert_eq!(stall.requests().len(), 1);
     let server = Arc::try_unwrap(server).ok().unwrap();
-    assert_eq!(server.interrupt(), Some(0));
+    // All of stderr, read to its end after the exit: the warning is not raced for.
+    let (code, stderr) = server.interrupt_with_stderr();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stderr.matches("not used again").count(), 1, "{stderr}");
     assert!(partial_files(&dir.join("cache")).is_empty());
 }
 
@@ -909,11 +826,12 @@ fn ctrl_c_during_a_download_leaves_nothing_partial() {
         !partial_files(&cache).is_empty(),
         "the download writes a partial file"
     );
-    sigint(server.child.id());
+    common::signal(server.pid(), libc::SIGINT);
     // The server closes the parked connection as it exits.
     pending.join().unwrap();
-    let mut server = Arc::try_unwrap(server).ok().unwrap();
-    assert_eq!(server.child.wait().unwrap().code(), Some(0));
+    let server = Arc::try_unwrap(server).ok().unwrap();
+    let (code, stderr) = server.wait_exit();
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(
         partial_files(&cache).is_empty(),
         "{:?}",
@@ -1847,11 +1765,9 @@ fn a_slow_download_that_keeps_moving_is_awaited_and_a_stalled_one_gives_local_na
         assert!(took < std::time::Duration::from_secs(60));
         slow
     });
+    // No bound on the time here (a loaded machine stretches any): the full names and
+    // lines below can only come from the whole download.
     eprintln!("slow server: answered after {slow_took:?}");
-    assert!(
-        slow_took >= std::time::Duration::from_secs(15),
-        "{slow_took:?}"
-    );
     let (ok, n) = agreement(&slow_got, &truth, common::check_frame_against_sym);
     assert!(ok * 100 >= n * 98, "{ok}/{n}\n{stderr}");
     // Progress was reported while it ran, and once at the end.

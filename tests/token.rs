@@ -51,19 +51,19 @@ fn the_browser_gets_a_private_file_and_never_the_token() {
     std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
     let profile = dir.join("p.json");
     std::fs::write(&profile, r#"{"meta":{},"libs":[],"threads":[]}"#).unwrap();
-    let mut child = Command::new(BIN)
-        .args(["load", "-P", "0", "--address", "127.0.0.1"])
-        .arg(&profile)
-        .env("BROWSER", &browser)
-        .env("XDG_RUNTIME_DIR", &run)
-        .env("TMPDIR", &tmp)
-        .env_remove("PROFILER_URL")
-        .env_remove("DEBUGINFOD_URLS")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::Reaped::spawn(
+        Command::new(BIN)
+            .args(["load", "-P", "0", "--address", "127.0.0.1"])
+            .arg(&profile)
+            .env("BROWSER", &browser)
+            .env("XDG_RUNTIME_DIR", &run)
+            .env("TMPDIR", &tmp)
+            .env_remove("PROFILER_URL")
+            .env_remove("DEBUGINFOD_URLS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     let stderr = collect_stderr(&mut child);
     let argv_file = dir.join("argv");
     let started = wait_for(Duration::from_secs(20), || argv_file.exists());
@@ -182,6 +182,24 @@ fn a_failed_answer_is_logged_without_the_token() {
     drop(s);
 }
 
+/// The children of `pid` (Linux: `/proc/PID/task/*/children`).
+#[cfg(target_os = "linux")]
+fn traced_children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+    {
+        let Ok(task) = task else { continue };
+        let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        out.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    out
+}
+
 /// The token comes from getrandom(2) on Linux, not from a file: seen with strace when it
 /// is installed and allowed to trace.
 #[cfg(target_os = "linux")]
@@ -200,15 +218,20 @@ fn the_token_comes_from_getrandom() {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn();
-    let Ok(mut child) = spawned else {
+    let Ok(child) = spawned else {
         common::skip("strace is not installed", false);
         return;
     };
+    let mut child = common::Reaped::from(child);
     let mut line = String::new();
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
     let _ = std::io::BufRead::read_line(&mut out, &mut line);
-    let _ = child.kill();
-    let _ = child.wait();
+    // Killing strace would leave the server it traced running: end the server (its
+    // child) first, then strace, which exits when its tracee does.
+    for pid in traced_children(child.id()) {
+        common::signal(pid, libc::SIGKILL);
+    }
+    drop(child);
     let text = std::fs::read_to_string(&trace).unwrap_or_default();
     if !line.contains("symbolServer=") || !text.contains("open") {
         common::skip(&format!("strace cannot trace here ({line:?})"), false);

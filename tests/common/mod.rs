@@ -39,6 +39,21 @@ pub fn skip(why: &str, ci_installs: bool) {
     }
 }
 
+/// A `python3` command, or `None` (said as a skip) when there is no Python 3 here.
+pub fn python3() -> Option<Command> {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        skip("python3 is not installed", true);
+        return None;
+    }
+    Some(Command::new("python3"))
+}
+
 /// Runs `test` against `../shared/corpus` when it is beside the checkout (an extra:
 /// bigger inputs and third-party files); says it was skipped otherwise.
 pub fn with_shared_corpus(test: fn()) {
@@ -81,10 +96,18 @@ pub fn profiler_fixture(name: &str) -> PathBuf {
 /// Everything a child writes on stderr, gathered by a thread as it comes (so the child
 /// never blocks on a full pipe).
 pub fn collect_stderr(child: &mut Child) -> Arc<Mutex<String>> {
+    collect_stderr_joinable(child).0
+}
+
+/// As [`collect_stderr`], with the gathering thread: joined once the child has exited,
+/// everything it wrote is in the string (no race with the thread's last read).
+pub fn collect_stderr_joinable(
+    child: &mut Child,
+) -> (Arc<Mutex<String>>, std::thread::JoinHandle<()>) {
     let stderr = Arc::new(Mutex::new(String::new()));
     let sink = stderr.clone();
     let mut pipe = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
+    let thread = std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
         while let Ok(n) = pipe.read(&mut buf) {
             if n == 0 {
@@ -95,7 +118,61 @@ pub fn collect_stderr(child: &mut Child) -> Arc<Mutex<String>> {
                 .push_str(&String::from_utf8_lossy(&buf[..n]));
         }
     });
-    stderr
+    (stderr, thread)
+}
+
+/// A child process that is killed and reaped when dropped, also when the test panics:
+/// no test leaves a server of ours running.
+pub struct Reaped(Option<Child>);
+
+impl Reaped {
+    pub fn spawn(cmd: &mut Command) -> Reaped {
+        Reaped(Some(cmd.spawn().unwrap_or_else(|e| {
+            panic!("cannot start {:?}: {e}", cmd.get_program())
+        })))
+    }
+
+    /// Waits for the child to end by itself; its output.
+    pub fn wait_with_output(mut self) -> std::process::Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl From<Child> for Reaped {
+    fn from(c: Child) -> Reaped {
+        Reaped(Some(c))
+    }
+}
+
+impl std::ops::Deref for Reaped {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        self.0.as_ref().unwrap()
+    }
+}
+
+impl std::ops::DerefMut for Reaped {
+    fn deref_mut(&mut self) -> &mut Child {
+        self.0.as_mut().unwrap()
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Sends `sig` to a child of this test.
+#[cfg(unix)]
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) on a process this test started and has not reaped.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
 }
 
 /// A scratch folder under target/, fresh for each test that asks.
@@ -123,9 +200,10 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8(out).unwrap()
 }
 
-/// The real binary running `load --no-open -P 0`, killed when dropped.
+/// The real binary running `load --no-open -P 0`, killed and reaped when dropped (also
+/// when the test panics).
 pub struct Server {
-    child: Child,
+    child: Reaped,
     /// The line printed on stdout.
     pub profiler_url: String,
     /// `http://127.0.0.1:PORT/<token>`, taken from the profiler URL.
@@ -133,6 +211,16 @@ pub struct Server {
     pub addr: SocketAddr,
     pub token: String,
     stderr: Arc<Mutex<String>>,
+    stderr_thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How to start a [`Server`]: its folder, arguments, environment and descriptor limit.
+#[derive(Default)]
+pub struct Launch {
+    pub dir: Option<PathBuf>,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub max_files: Option<u64>,
 }
 
 impl Server {
@@ -149,9 +237,31 @@ impl Server {
     /// (RLIMIT_NOFILE), as a desktop session gives: a test of a limit then does not depend
     /// on how high the machine's own limit is.
     pub fn start_limited(dir: &Path, args: &[&str], max_files: Option<u64>) -> Server {
+        Self::launch(Launch {
+            dir: Some(dir.to_path_buf()),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            max_files,
+            ..Launch::default()
+        })
+    }
+
+    /// With environment variables of its own (a cache folder, symbol server settings).
+    pub fn start_env(args: &[String], env: &[(&str, String)]) -> Server {
+        Self::launch(Launch {
+            args: args.to_vec(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            ..Launch::default()
+        })
+    }
+
+    /// The one way the tests start a server.
+    pub fn launch(l: Launch) -> Server {
         let mut cmd = Command::new(BIN);
         #[cfg(unix)]
-        if let Some(n) = max_files {
+        if let Some(n) = l.max_files {
             use std::os::unix::process::CommandExt;
             // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and
             // exec here.
@@ -168,27 +278,25 @@ impl Server {
                 });
             }
         }
-        #[cfg(not(unix))]
-        let _ = max_files;
-        let mut child = cmd
-            .current_dir(dir)
-            .args(["load", "--no-open", "-P", "0", "--address", "127.0.0.1"])
-            .args(args)
+        if let Some(dir) = &l.dir {
+            cmd.current_dir(dir);
+        }
+        cmd.args(["load", "--no-open", "-P", "0", "--address", "127.0.0.1"])
+            .args(&l.args)
             .env_remove("PROFILER_URL")
-            // A developer's debuginfod setting must not send tests to the network.
+            // A developer's settings must not send tests to the network.
             .env_remove("DEBUGINFOD_URLS")
+            .env_remove("_NT_SYMBOL_PATH")
+            .envs(l.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the server");
-        let stderr = collect_stderr(&mut child);
+            .stderr(Stdio::piped());
+        let mut child = Reaped::spawn(&mut cmd);
+        let (stderr, stderr_thread) = collect_stderr_joinable(&mut child);
         // The URL line is printed once the socket is bound: reading it is the readiness
         // signal, no sleeping.
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let _ = BufReader::new(child.stdout.take().unwrap()).read_line(&mut line);
         let profiler_url = line.trim().to_string();
         assert!(
             profiler_url.starts_with("https://profiler.firefox.com/"),
@@ -215,6 +323,7 @@ impl Server {
             addr,
             token,
             stderr,
+            stderr_thread: Some(stderr_thread),
         }
     }
 
@@ -222,8 +331,45 @@ impl Server {
         self.child.id()
     }
 
+    /// What the server has written on stderr so far (see [`Self::interrupt_with_stderr`]
+    /// for all of it).
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// Polls (up to 60 s) until stderr holds `needle`; all of stderr then.
+    pub fn wait_for_stderr(&self, needle: &str) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let text = self.stderr();
+            if text.contains(needle) || std::time::Instant::now() > deadline {
+                return text;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Ctrl-C; the exit status.
+    #[cfg(unix)]
+    pub fn interrupt(self) -> Option<i32> {
+        self.interrupt_with_stderr().0
+    }
+
+    /// Ctrl-C; the exit status and everything the server wrote on stderr.
+    #[cfg(unix)]
+    pub fn interrupt_with_stderr(self) -> (Option<i32>, String) {
+        signal(self.child.id(), libc::SIGINT);
+        self.wait_exit()
+    }
+
+    /// Waits for the server to exit (after a signal sent by the test); the exit status and
+    /// everything it wrote on stderr.
+    pub fn wait_exit(mut self) -> (Option<i32>, String) {
+        let code = self.child.wait().unwrap().code();
+        if let Some(t) = self.stderr_thread.take() {
+            let _ = t.join();
+        }
+        (code, self.stderr())
     }
 
     pub fn path(&self, p: &str) -> String {
@@ -235,11 +381,29 @@ impl Server {
     }
 
     pub fn post(&self, api: &str, body: &[u8]) -> Response {
-        http(self.addr, "POST", &self.path(api), &self.host(), &[], body)
+        match try_http(self.addr, "POST", &self.path(api), &self.host(), &[], body) {
+            Some(r) => r,
+            None => panic!(
+                "the server closed the connection without an answer to {api}; stderr:\n{}",
+                self.stderr()
+            ),
+        }
     }
 
     pub fn post_json(&self, api: &str, v: &Value) -> Response {
         self.post(api, &serde_json::to_vec(v).unwrap())
+    }
+
+    /// `/symbolicate/v5` for one stack of `(module index, offset)` in `memory_map`
+    /// (`(debugName, debugId)`); asserts a 200 and gives the answer.
+    pub fn symbolicate(&self, memory_map: &[(String, String)], offsets: &[(usize, u64)]) -> Value {
+        let body = json!({
+            "memoryMap": memory_map.iter().map(|(n, i)| json!([n, i])).collect::<Vec<_>>(),
+            "stacks": [offsets.iter().map(|(m, o)| json!([m, o])).collect::<Vec<_>>()],
+        });
+        let r = self.post_json("/symbolicate/v5", &body);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        r.json()
     }
 
     pub fn get(&self, path: &str) -> Response {
@@ -250,13 +414,6 @@ impl Server {
     pub fn assert_alive(&self) {
         let r = self.post_json("/symbolicate/v5", &json!({"memoryMap": [], "stacks": [[]]}));
         assert_eq!(r.status, 200, "server stopped answering: {}", self.stderr());
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -329,6 +486,19 @@ pub fn http(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Response {
+    try_http(addr, method, path, host, headers, body)
+        .expect("connection closed before a full HTTP header")
+}
+
+/// As [`http`]; `None` when the server closed the connection before a whole head.
+pub fn try_http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Option<Response> {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
@@ -342,25 +512,29 @@ pub fn http(
     s.write_all(req.as_bytes()).unwrap();
     // A server may answer (413) before reading a big body and close; that is fine.
     let _ = s.write_all(body);
-    read_response(&mut s)
+    try_read_response(&mut s)
 }
 
 /// Reads one response: up to its Content-Length, the end of its chunks, or EOF. It does
 /// not wait for the server to close the connection.
 pub fn read_response(s: &mut TcpStream) -> Response {
+    try_read_response(s).expect("connection closed before a full HTTP header")
+}
+
+/// As [`read_response`]; `None` when the connection ends (or fails) before a whole head.
+pub fn try_read_response(s: &mut TcpStream) -> Option<Response> {
     let mut raw = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
     let end = loop {
         if let Some(p) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
             break p;
         }
-        let n = s.read(&mut buf).unwrap_or(0);
-        assert!(
-            n > 0,
-            "connection closed before a full HTTP header: {:?}",
-            String::from_utf8_lossy(&raw)
-        );
-        raw.extend_from_slice(&buf[..n]);
+        match s.read(&mut buf) {
+            Ok(0) => return None,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
     };
     let head = String::from_utf8_lossy(&raw[..end]).to_string();
     let mut lines = head.split("\r\n");
@@ -412,11 +586,11 @@ pub fn read_response(s: &mut TcpStream) -> Response {
     } else if status != 204 && status != 304 {
         fill(&mut body, &|_| false);
     }
-    Response {
+    Some(Response {
         status,
         headers,
         body,
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -619,8 +793,9 @@ fn canonical_file(f: &str) -> String {
 
 /// Compares one answered frame with a truth entry; `Err` says what differs.
 /// Whether `got` names the symbol `want` (its linkage name, as the truth gives it): the
-/// same text, or a demangled spelling, whose last path segment the mangled name carries
-/// literally (Itanium and Rust v0 manglings both spell identifiers out).
+/// same text, or a demangled spelling whose last path segment the mangled name carries as
+/// a whole identifier: Itanium and Rust manglings spell each identifier out after its
+/// length (`3foo`; Rust v0 may put `_` between), so `foo` is not found inside `3foobar`.
 fn same_symbol(got: &str, want: &Value) -> bool {
     let Some(want) = want.as_str() else {
         return false;
@@ -631,7 +806,18 @@ fn same_symbol(got: &str, want: &Value) -> bool {
     let mangled = ["_Z", "__Z", "_R"].iter().any(|p| want.starts_with(p));
     let last = got.rsplit("::").next().unwrap_or(got);
     let last = last.split(['<', '(']).next().unwrap_or(last);
-    mangled && !last.is_empty() && want.contains(last)
+    if !mangled || last.is_empty() {
+        return false;
+    }
+    let n = last.len();
+    [format!("{n}{last}"), format!("{n}_{last}")]
+        .iter()
+        .any(|ident| {
+            want.match_indices(ident.as_str()).any(|(i, _)| {
+                // The length starts where no other digit precedes it.
+                !want[..i].ends_with(|c: char| c.is_ascii_digit())
+            })
+        })
 }
 
 pub fn check_frame(frame: &Value, entry: &Value) -> Result<(), String> {
@@ -752,8 +938,8 @@ pub fn check_frame(frame: &Value, entry: &Value) -> Result<(), String> {
 #[derive(Default)]
 pub struct Agreement {
     rows: Vec<(String, Vec<Result<&'static str, String>>)>,
-    /// Mismatches tolerated per case, with the reason (printed).
-    allowed: Vec<(String, usize, &'static str)>,
+    /// Mismatches tolerated: (case, module offset as the truth writes it, reason).
+    allowed: Vec<(String, &'static str, &'static str)>,
 }
 
 impl Agreement {
@@ -768,9 +954,12 @@ impl Agreement {
         self.rows.push((case.to_string(), results));
     }
 
-    /// Lets `case` have at most `n` mismatches, for `reason`; they are still listed.
-    pub fn allow(&mut self, case: &str, n: usize, reason: &'static str) {
-        self.allowed.push((case.to_string(), n, reason));
+    /// Lets `case` mismatch at each listed module offset (`"0x10bd"`), for its reason;
+    /// they are still listed. A mismatch elsewhere fails.
+    pub fn allow(&mut self, case: &str, at: &[(&'static str, &'static str)]) {
+        for (offset, reason) in at {
+            self.allowed.push((case.to_string(), offset, reason));
+        }
     }
 
     /// Prints the table and panics on mismatches beyond what is allowed.
@@ -801,23 +990,20 @@ impl Agreement {
             let errs: Vec<&String> = rs.iter().filter_map(|r| r.as_ref().err()).collect();
             totals[labels.len() + 1] += errs.len();
             println!(" {:>10}", errs.len());
-            let allowed = self.allowed.iter().find(|(c, _, _)| c == case);
-            if let Some((_, n, reason)) = allowed {
-                if !errs.is_empty() {
-                    println!("    {} mismatches allowed here ({reason}):", errs.len());
-                    for e in &errs {
-                        println!("      {e}");
-                    }
-                }
-                if errs.len() > *n {
-                    failures.push(format!(
-                        "{case}: {} mismatches, at most {n} allowed",
-                        errs.len()
-                    ));
-                }
-            } else {
-                failures.extend(errs.iter().take(5).map(|e| format!("{case}: {e}")));
+            // An error starts with the offset, as the truth writes it (quoted).
+            let reason = |e: &str| {
+                let at = e.split(' ').next().unwrap_or("").trim_matches('"');
+                self.allowed
+                    .iter()
+                    .find(|(c, o, _)| c == case && *o == at)
+                    .map(|(_, _, r)| *r)
+            };
+            let (known, unknown): (Vec<&String>, Vec<&String>) =
+                errs.iter().partition(|e| reason(e).is_some());
+            for e in &known {
+                println!("    allowed: {e} ({})", reason(e).unwrap_or_default());
             }
+            failures.extend(unknown.iter().take(5).map(|e| format!("{case}: {e}")));
         }
         print!("{:<48} {:>6}", "total", totals[0]);
         for t in &totals[1..] {
