@@ -6,20 +6,35 @@
 //! [`store`] (where debug files are looked for, the bounded cache) → [`resolve`] (one
 //! module per debug format). [`app`] runs a mode; [`ci`] is the `symbolicate` mode.
 
-pub mod api;
+mod api;
 pub mod app;
-pub mod ci;
-pub mod cli;
-pub mod debugid;
-pub mod disasm;
-pub mod fs;
-pub mod hint;
-pub mod jsonwrite;
-pub mod log;
-pub mod pathname;
-pub mod profile;
-pub mod remote;
-pub mod resolve;
-pub mod server;
-pub mod signals;
-pub mod store;
+mod ci;
+mod cli;
+mod debugid;
+mod disasm;
+mod fs;
+mod hint;
+mod jsonwrite;
+mod log;
+mod pathname;
+mod profile;
+mod remote;
+mod resolve;
+mod server;
+mod signals;
+mod store;
+
+/// What the fuzz targets (`fuzz/`) reach into; not an API. Everything else is private to
+/// the crate, so the compiler reports code nothing calls.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::api::Api;
+    pub use crate::debugid::DebugId;
+    pub use crate::profile::read::{Want, read};
+    pub use crate::profile::rewrite::{Replacements, rewrite};
+    pub use crate::profile::scan::Input;
+    pub use crate::resolve::breakpad::SymFile;
+    pub use crate::resolve::{Companion, LoadContext, Module, open};
+    pub use crate::store::SymbolStore;
+    pub use crate::store::zip::ZipArchive;
+}

@@ -7,7 +7,7 @@
 //! crash.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use profiler_symbol_server::resolve::{Companion, LoadContext, Module, open};
+use profiler_symbol_server::fuzzing::{Companion, DebugId, LoadContext, Module, open};
 use std::path::Path;
 
 const ONE_BY_ONE: &str = "PROFILER_SYMBOL_SERVER_ONE_BY_ONE";
@@ -16,15 +16,15 @@ const ONE_BY_ONE: &str = "PROFILER_SYMBOL_SERVER_ONE_BY_ONE";
 fn load(path: &Path) -> Option<Module> {
     let none = |_: &Path, _: Companion<'_>| Vec::new();
     let ctx = LoadContext { path, companions: &none, verbose: false };
-    let want = "00000000000000000000000000000000A";
-    match open::open(want, &ctx) {
+    let want = DebugId::new("00000000000000000000000000000000A");
+    match open::open(&want, &ctx) {
         Ok(m) => Some(m),
         Err(e) if e.message.contains("has debug ID ") => e
             .message
             .split("has debug ID ")
             .nth(1)
             .and_then(|r| r.split([',', ' ']).next())
-            .and_then(|id| open::open(id, &ctx).ok()),
+            .and_then(|id| open::open(&DebugId::new(id), &ctx).ok()),
         Err(_) => None,
     }
 }

@@ -1,9 +1,9 @@
 //! The profile reader and the CI rewriter on any text.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use profiler_symbol_server::profile::read::{Want, read};
-use profiler_symbol_server::profile::rewrite::{Replacements, rewrite};
-use profiler_symbol_server::profile::scan::Input;
+use profiler_symbol_server::fuzzing::{Want, read};
+use profiler_symbol_server::fuzzing::{Replacements, rewrite};
+use profiler_symbol_server::fuzzing::Input;
 
 fuzz_target!(|data: &[u8]| {
     let mut repl = Replacements::new();

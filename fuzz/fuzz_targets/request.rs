@@ -1,8 +1,8 @@
 //! The API's request parsing: any body to any endpoint gives an answer or an error.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use profiler_symbol_server::api::Api;
-use profiler_symbol_server::store::SymbolStore;
+use profiler_symbol_server::fuzzing::Api;
+use profiler_symbol_server::fuzzing::SymbolStore;
 
 fuzz_target!(|data: &[u8]| {
     let store = SymbolStore::new(Default::default(), None);

@@ -6,9 +6,9 @@ mod asm;
 pub mod source;
 mod symbolicate;
 
-pub use answer::{Answer, AnswerReader};
+pub use answer::Answer;
 use source::SourceRequest;
-pub use symbolicate::{Job, parse_symbolicate_request};
+pub use symbolicate::parse_symbolicate_request;
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -90,10 +90,6 @@ impl LibList {
         self.index.get(&key).map(|&i| &self.libs[i])
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub fn len(&self) -> usize {
         self.libs.len()
     }

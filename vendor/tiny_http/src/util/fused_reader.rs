@@ -12,11 +12,6 @@ impl<R: Read> FusedReader<R> {
     pub fn new(inner: R) -> Self {
         Self { inner: Some(inner) }
     }
-
-    #[allow(dead_code)]
-    pub fn into_inner(self) -> Option<R> {
-        self.inner
-    }
 }
 
 impl<R: Read> Read for FusedReader<R> {
