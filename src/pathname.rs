@@ -5,6 +5,25 @@
 //! spaces are dropped, so a crafted profile could otherwise make the Windows build read or
 //! write outside the folder it joins the name to.
 
+/// RFC 3986 unreserved characters besides letters and digits: what a query value keeps.
+pub const UNRESERVED: &[u8] = b"-_.~";
+/// What a URL path keeps: `pchar` and `/`.
+pub const PATH_CHARS: &[u8] = b"-._~!$&'()*+,;=:@/";
+
+/// Percent-encodes every byte of `s` but ASCII letters, digits and `keep` (the one encoder
+/// for URLs this program writes: the profiler URL's parameters, symbol server paths).
+pub fn percent_encode(s: &str, keep: &[u8]) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || keep.contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Whether `name` is safe as one path component on every platform.
 pub fn is_plain(name: &str) -> bool {
     !name.is_empty()

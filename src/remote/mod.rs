@@ -98,15 +98,7 @@ pub fn join_url(base: &str, rel: &str) -> String {
 /// Percent-encodes what may not stand in a URL path (RFC 3986 `pchar` and `/` stay), so a
 /// name with `#`, `?`, `%` or a space cannot change the URL's meaning.
 fn encode_path(rel: &str) -> String {
-    let mut out = String::with_capacity(rel.len());
-    for b in rel.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::pathname::percent_encode(rel, crate::pathname::PATH_CHARS)
 }
 
 /// A `_NT_SYMBOL_PATH`-style value, as the store and the remote sources both read it.

@@ -44,11 +44,12 @@ pub fn open(want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> 
     contained(ctx.path, || open_file(want, ctx))
 }
 
-/// Runs a loader, a panic in it becoming the error of the file shown as `path`.
-pub fn contained(
+/// Runs a parser over untrusted input, a panic in it becoming the error of the file
+/// shown as `path` (kind `ParserPanic`): the one place the formats contain panics.
+pub fn contained<T>(
     path: &Path,
-    load: impl FnOnce() -> Result<Module, LoadError>,
-) -> Result<Module, LoadError> {
+    load: impl FnOnce() -> Result<T, LoadError>,
+) -> Result<T, LoadError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(load))
         .unwrap_or_else(|p| Err(LoadError::from_panic(&path.display().to_string(), &*p)))
 }

@@ -59,15 +59,7 @@ impl fmt::Display for ServerError {
 
 /// Percent-encodes everything but RFC 3986 unreserved characters.
 pub fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 3);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::pathname::percent_encode(s, crate::pathname::UNRESERVED)
 }
 
 fn bind(address: IpAddr, port: PortSpec) -> Result<TcpListener, ServerError> {

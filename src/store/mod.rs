@@ -162,12 +162,10 @@ impl LoadedModule {
         if let Some(e) = self.failed.borrow().as_ref() {
             return Err(e.clone());
         }
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|p| {
-            let e = LoadError::from_panic("looking up addresses", &*p);
+        resolve::open::contained(Path::new("looking up addresses"), || Ok(run())).inspect_err(|e| {
             *self.failed.borrow_mut() = Some(e.clone());
             self.memo.borrow_mut().clear();
             self.memo_bytes.set(0);
-            e
         })
     }
 
@@ -193,7 +191,7 @@ struct CacheEntry {
 /// images' modules go through the bounded module cache like any other).
 struct DyldSource {
     path: PathBuf,
-    opened: Option<Result<Rc<DyldCache>, String>>,
+    opened: Option<Result<Rc<DyldCache>, LoadError>>,
 }
 
 /// A `--symbols-zip` archive, its central directory read on first use.
@@ -390,9 +388,11 @@ impl SymbolStore {
         let path = source.path.clone();
         let first = source.opened.is_none();
         let opened = source.opened.get_or_insert_with(|| {
-            std::panic::catch_unwind(|| DyldCache::open(&path))
-                .unwrap_or_else(|_| Err("the parser failed on this cache".to_string()))
-                .map(Rc::new)
+            resolve::open::contained(&path, || {
+                DyldCache::open(&path)
+                    .map_err(|e| LoadError::new(LoadErrorKind::DyldCacheError, &path, e))
+            })
+            .map(Rc::new)
         });
         let opened = opened.clone();
         if let Ok(c) = &opened
@@ -407,7 +407,7 @@ impl SymbolStore {
                 )
             });
         }
-        opened.map_err(|e| LoadError::new(LoadErrorKind::DyldCacheError, &path, e))
+        opened
     }
 
     /// The image of `cache` at one of `paths` (else named `name`) whose debug ID is
@@ -472,12 +472,7 @@ impl SymbolStore {
                         .map_err(|e| LoadError::new(LoadErrorKind::ParseError, &cache.path, e))
                 };
                 // The cache is untrusted input: a parser panic is this candidate's error.
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(find)).unwrap_or_else(|p| {
-                    Err(LoadError::from_panic(
-                        &cache.path.display().to_string(),
-                        &*p,
-                    ))
-                })
+                resolve::open::contained(&cache.path, find)
             });
             match found {
                 Ok(f) => return Ok(f),
