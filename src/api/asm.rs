@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Api, ApiError, offset_field};
+use super::{Api, ApiError, LibState, offset_field};
 use crate::debugid::DebugId;
 use crate::disasm;
 use crate::profile::libs::Lib;
@@ -70,31 +70,47 @@ impl AsmRequest {
     }
 }
 
-/// A file name that is safe to join to a folder.
+impl AsmRequest {
+    /// The name the module goes by: its debug name, else the binary's.
+    fn debug_name(&self) -> &str {
+        self.debug_name
+            .as_deref()
+            .or(self.name.as_deref())
+            .unwrap_or_default()
+    }
+
+    /// The module whose symbols name the code (function ends, branch targets), when the
+    /// request gives a debug ID.
+    pub(super) fn module(&self) -> Option<(&str, DebugId)> {
+        let id = self.debug_id.as_deref()?;
+        Some((self.debug_name(), DebugId::new(id)))
+    }
+}
+
 impl Api {
+    /// The lib entry for an `/asm/v1` request's module: without one in the profile, the
+    /// request's own names stand in for it (a PE's binary is `name`, its debugName the
+    /// PDB's).
+    pub(super) fn asm_lib(&mut self, req: &AsmRequest) -> LibState {
+        let Some((debug_name, id)) = req.module() else {
+            return LibState::Known(None);
+        };
+        match self.lib(debug_name, &id) {
+            LibState::Known(None) => LibState::Known(Some(Lib {
+                debug_name: debug_name.to_string(),
+                breakpad_id: id,
+                name: req.name.clone(),
+                code_id: req.code_id.clone(),
+                ..Lib::default()
+            })),
+            known_or_reading => known_or_reading,
+        }
+    }
+
     /// `/asm/v1`: `Err` carries the message of a 200 `{"error": …}` answer.
     pub(super) fn asm(&mut self, req: &AsmRequest) -> Result<Value, String> {
-        let debug_name = req
-            .debug_name
-            .as_deref()
-            .or(req.name.as_deref())
-            .unwrap_or_default();
-        // Without an entry in the profile, the request's own names stand in for one (a
-        // PE's binary is `name`, its debugName the PDB's).
-        let lib = req.debug_id.as_deref().map(DebugId::new).and_then(|id| {
-            self.lib(debug_name, &id).or_else(|| {
-                Some(Lib {
-                    debug_name: debug_name.to_string(),
-                    breakpad_id: id,
-                    name: req.name.clone(),
-                    code_id: req.code_id.clone(),
-                    ..Lib::default()
-                })
-            })
-        });
-        if self.libs_pending {
-            return Err("waiting for the profile's libraries".into());
-        }
+        let debug_name = req.debug_name();
+        let lib = self.asm_lib(req).known();
         // The symbol side (function ends, target names): the same store as
         // /symbolicate/v5. Without it the code is still shown, unnamed.
         let module = req.debug_id.as_deref().and_then(|id| {

@@ -94,6 +94,47 @@ pub enum Handled {
     WaitForDownloads,
 }
 
+/// The profile's entry for a module, as far as the profile has been read.
+pub(crate) enum LibState {
+    /// The entry, or `None`: the profile has none for the module.
+    Known(Option<Lib>),
+    /// Not among the root's libs, and the other processes' are still being read.
+    Reading,
+}
+
+impl LibState {
+    /// The entry, answering now: libs still being read are none.
+    fn known(self) -> Option<Lib> {
+        match self {
+            LibState::Known(lib) => lib,
+            LibState::Reading => None,
+        }
+    }
+}
+
+/// A request, parsed: what it asks and which modules its answer needs.
+enum Request {
+    Symbolicate(Vec<symbolicate::Job>),
+    Source(SourceRequest),
+    Asm(asm::AsmRequest),
+}
+
+impl Request {
+    fn parse(path: &str, body: &[u8]) -> Result<Request, ApiError> {
+        let known = ["/symbolicate/v5", "/source/v1", "/asm/v1"];
+        if !known.contains(&path) {
+            return Err(ApiError::not_found(format!("unknown API path {path}")));
+        }
+        let request: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
+        Ok(match path {
+            "/symbolicate/v5" => Request::Symbolicate(parse_symbolicate_request(&request)?),
+            "/source/v1" => Request::Source(SourceRequest::parse(&request)?),
+            _ => Request::Asm(asm::AsmRequest::parse(&request)?),
+        })
+    }
+}
+
 /// What the profile's reader thread sends: the root's libs (near the start of the file,
 /// quick), then every process's (a pass over the whole file).
 enum LibsRead {
@@ -109,10 +150,6 @@ pub struct Api {
     reader: Option<mpsc::Receiver<LibsRead>>,
     /// Messages received from the reader (progress, for parked requests).
     libs_progress: u64,
-    /// Set by [`Self::lib`] when the answer needs libs still being read and the request
-    /// may wait for them (it is parked, as for downloads).
-    libs_pending: bool,
-    may_wait: bool,
     root_libs: Option<LibList>,
     libs: Option<LibList>,
     quiet: bool,
@@ -151,8 +188,6 @@ impl Api {
             profile,
             reader,
             libs_progress: 0,
-            libs_pending: false,
-            may_wait: false,
             root_libs: None,
             libs: None,
             quiet,
@@ -208,38 +243,73 @@ impl Api {
     /// The profile's lib entry for a module. The root's `libs` come first in a profile
     /// and are read on their own (a few KB); the full scan over every process, which on a
     /// big profile costs a pass over all of it, only matters when the module is not among
-    /// them. While the libs it needs are still being read, a request that may wait is
-    /// marked pending (`libs_pending`) and its answer is thrown away.
-    pub fn lib(&mut self, debug_name: &str, breakpad_id: &DebugId) -> Option<Lib> {
+    /// them.
+    pub(crate) fn lib(&mut self, debug_name: &str, breakpad_id: &DebugId) -> LibState {
         self.receive_libs(false);
         let found = [&self.root_libs, &self.libs]
             .into_iter()
             .flatten()
             .find_map(|l| l.find(debug_name, breakpad_id));
-        if let Some(l) = found {
-            return Some(l.clone());
+        match found {
+            Some(l) => LibState::Known(Some(l.clone())),
+            None if self.reader.is_some() => LibState::Reading,
+            None => LibState::Known(None),
         }
-        if self.reader.is_some() && self.may_wait {
-            self.libs_pending = true;
-        }
-        None
     }
 
-    /// `handle` for the server loop and `query`: [`Handled::WaitForDownloads`] when the
-    /// answer waits for a download and `may_wait` (the answer made meanwhile is thrown
-    /// away); the caller asks again when downloads progress.
-    pub fn handle_or_wait(&mut self, path: &str, body: &[u8], may_wait: bool) -> Handled {
-        self.store.take_pending();
-        self.libs_pending = false;
-        self.may_wait = may_wait;
-        let answer = self.handle(path, body);
-        self.may_wait = false;
-        let pending = self.store.take_pending() | std::mem::take(&mut self.libs_pending);
-        if pending && may_wait {
-            Handled::WaitForDownloads
-        } else {
-            Handled::Answer(answer)
+    /// Whether the answer to `request` waits: for the profile's libs (their paths lead to
+    /// the files: looking without them could start downloads a local file makes
+    /// needless), or for a download of a module it needs. Asking the store starts the
+    /// downloads, all of a request's at once.
+    fn waits(&mut self, request: &Request) -> bool {
+        let needs: Vec<(String, DebugId, LibState)> = match request {
+            Request::Symbolicate(jobs) => symbolicate::modules(jobs)
+                .into_iter()
+                .map(|(name, id)| {
+                    let lib = self.lib(name, id);
+                    (name.to_string(), id.clone(), lib)
+                })
+                .collect(),
+            Request::Source(req) => {
+                let lib = self.lib(&req.debug_name, &req.debug_id);
+                vec![(req.debug_name.clone(), req.debug_id.clone(), lib)]
+            }
+            Request::Asm(req) => req
+                .module()
+                .map(|(name, id)| {
+                    let lib = self.asm_lib(req);
+                    (name.to_string(), id, lib)
+                })
+                .into_iter()
+                .collect(),
+        };
+        let mut waits = false;
+        for (name, id, lib) in needs {
+            let LibState::Known(lib) = lib else {
+                waits = true;
+                continue;
+            };
+            waits |= self
+                .store
+                .module(&name, &id, lib.as_ref())
+                .is_err_and(|errors| errors.iter().any(|e| e.kind.is_pending()));
         }
+        waits
+    }
+
+    /// For the server loop and `query`: [`Handled::WaitForDownloads`] when `may_wait` and
+    /// the answer waits for downloads or the profile's libs (nothing is answered then;
+    /// the caller asks again when [`Self::poll_downloads`] moves on); else the answer,
+    /// from what is here.
+    pub fn handle_or_wait(&mut self, path: &str, body: &[u8], may_wait: bool) -> Handled {
+        let request = match Request::parse(path, body) {
+            Ok(r) => r,
+            Err(e) => return Handled::Answer(Err(e)),
+        };
+        if may_wait && self.waits(&request) {
+            return Handled::WaitForDownloads;
+        }
+        Handled::Answer(Ok(self.answer(&request)))
     }
 
     /// Reaps and starts downloads and takes the profile's libs as they come; a count
@@ -269,41 +339,24 @@ impl Api {
         }
     }
 
-    /// Answers `POST <path>` with `body`: the JSON text of the answer.
+    /// Answers `POST <path>` with `body` from what is here (no waiting): the JSON text of
+    /// the answer.
     pub fn handle(&mut self, path: &str, body: &[u8]) -> Result<Answer, ApiError> {
-        if path == "/symbolicate/v5" {
-            let request: Value = serde_json::from_slice(body)
-                .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
-            let jobs = parse_symbolicate_request(&request)?;
-            return Ok(self.symbolicate(&jobs));
-        }
-        self.handle_json(path, body)
-            .map(|v| v.to_string().into_bytes().into())
+        Request::parse(path, body).map(|r| self.answer(&r))
     }
 
-    fn handle_json(&mut self, path: &str, body: &[u8]) -> Result<Value, ApiError> {
-        match path {
-            "/source/v1" => {
-                let request: Value = serde_json::from_slice(body)
-                    .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
-                let req = SourceRequest::parse(&request)?;
-                Ok(match self.source(&req) {
-                    Ok(v) => v,
-                    // The front-end shows the message only on a 200.
-                    Err(message) => json!({ "error": message }),
-                })
-            }
-            "/asm/v1" => {
-                let request: Value = serde_json::from_slice(body)
-                    .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
-                let req = asm::AsmRequest::parse(&request)?;
-                // Failures to find the code are a 200 too (see /source/v1).
-                Ok(self
-                    .asm(&req)
-                    .unwrap_or_else(|message| json!({ "error": message })))
-            }
-            _ => Err(ApiError::not_found(format!("unknown API path {path}"))),
-        }
+    fn answer(&mut self, request: &Request) -> Answer {
+        let value = match request {
+            Request::Symbolicate(jobs) => return self.symbolicate(jobs),
+            // The front-end shows the message of a failure only on a 200.
+            Request::Source(req) => self
+                .source(req)
+                .unwrap_or_else(|message| json!({ "error": message })),
+            Request::Asm(req) => self
+                .asm(req)
+                .unwrap_or_else(|message| json!({ "error": message })),
+        };
+        value.to_string().into_bytes().into()
     }
 }
 

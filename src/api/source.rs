@@ -183,8 +183,8 @@ pub fn read(path: &Path) -> Result<String, String> {
 
 /// A `/source/v1` request, checked.
 pub(super) struct SourceRequest {
-    debug_name: String,
-    debug_id: DebugId,
+    pub(super) debug_name: String,
+    pub(super) debug_id: DebugId,
     module_offset: u64,
     file: String,
 }
@@ -207,10 +207,7 @@ impl Api {
     /// `/source/v1`: the file, if the debug info at that address names it and the debug
     /// file is local.
     pub(super) fn source(&mut self, req: &SourceRequest) -> Result<Value, String> {
-        let lib = self.lib(&req.debug_name, &req.debug_id);
-        if self.libs_pending {
-            return Err("waiting for the profile's libraries".into());
-        }
+        let lib = self.lib(&req.debug_name, &req.debug_id).known();
         let module = self
             .store
             .module(&req.debug_name, &req.debug_id, lib.as_ref())

@@ -29,13 +29,7 @@ impl Api {
         for ((name, id), mut offsets) in wanted {
             offsets.sort_unstable();
             offsets.dedup();
-            let lib = self.lib(name, id);
-            if self.libs_pending {
-                // The answer waits for the profile's libs (their paths lead to the files):
-                // looking without them now could start downloads a local file makes
-                // needless.
-                continue;
-            }
+            let lib = self.lib(name, id).known();
             let answer = self.store.module(name, id, lib.as_ref());
             // Said once the answer is final: not while a download for it is still going on.
             let waiting = answer
@@ -218,6 +212,23 @@ fn write_job(answer: &mut Answer, job: &Job, answers: &HashMap<(&str, &DebugId),
 }
 
 /// One job of a `/symbolicate/v5` request, checked.
+/// The modules whose addresses `jobs` ask for (each once).
+pub(super) fn modules(jobs: &[Job]) -> Vec<(&str, &DebugId)> {
+    let mut out: Vec<(&str, &DebugId)> = jobs
+        .iter()
+        .flat_map(|job| {
+            job.stacks
+                .iter()
+                .flatten()
+                .filter_map(|&(index, _)| index.map(|i| &job.memory_map[i]))
+                .map(|(name, id)| (name.as_str(), id))
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 #[derive(Debug)]
 pub struct Job {
     /// (debug name, debug ID)

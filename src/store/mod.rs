@@ -209,8 +209,6 @@ pub struct SymbolStore {
     server_caches: Vec<PathBuf>,
     /// Servers, debuginfod and their caches (step 7); `None` without any.
     remote: Option<Remote>,
-    /// Set when a module waits for a download (see `take_pending`).
-    pending: bool,
     archives: Vec<Archive>,
     /// `--dyld-shared-cache` files, then (macOS) the system's caches.
     dyld_caches: Vec<DyldSource>,
@@ -262,7 +260,6 @@ impl SymbolStore {
             symstores,
             server_caches,
             remote: None,
-            pending: false,
             archives,
             dyld_caches,
             sidecar: None,
@@ -639,11 +636,13 @@ impl SymbolStore {
             return;
         }
         loop {
-            self.take_pending();
+            let mut pending = false;
             for &(name, id, lib) in modules {
-                let _ = self.load_module(name, id, lib, false);
+                pending |= self
+                    .load_module(name, id, lib, false)
+                    .is_err_and(|errors| errors.iter().any(|e| e.kind.is_pending()));
             }
-            if !self.take_pending() {
+            if !pending {
                 break;
             }
             if let Some(r) = self.remote_mut() {
@@ -659,11 +658,6 @@ impl SymbolStore {
 
     pub fn remote_mut(&mut self) -> Option<&mut Remote> {
         self.remote.as_mut()
-    }
-
-    /// Whether a module asked for since the last call waits for a download.
-    pub fn take_pending(&mut self) -> bool {
-        std::mem::take(&mut self.pending)
     }
 
     /// Step 7, through the same file check as local candidates.
@@ -688,7 +682,6 @@ impl SymbolStore {
         );
         self.remote = Some(remote);
         if let Lookup::Pending = found {
-            self.pending = true;
             errors.push(LoadError::msg(
                 LoadErrorKind::DownloadPending,
                 format!(
