@@ -4,42 +4,89 @@ use std::cmp::Ordering;
 use std::fmt::{self, Write};
 use std::hash::{Hash, Hasher};
 
-/// A debug ID ("breakpad ID") as a request or the profile gives it, made once where it
-/// comes in. Compared, hashed and ordered by value: case-insensitively, as hex digits
-/// are; shown (`Display`) upper-case. The text as given stays ([`Self::as_given`]): the
-/// answer's `found_modules` keys and error messages repeat what the request said.
-/// Anything is accepted: a malformed ID is that module's error ([`Self::is_valid`]), not
-/// the request's.
+/// A debug ID ("breakpad ID") as a request or the profile gives it, parsed once where it
+/// comes in into its value: the GUID (or build ID prefix) and the age. Compared, hashed
+/// and ordered by that value (`…A` and `…0A` are one ID; hex digits in any case); shown
+/// (`Display`) upper-case. The text as given stays ([`Self::as_given`]): the answer's
+/// `found_modules` keys and error messages repeat what the request said. A malformed ID
+/// is kept as text, compared as text, and is that module's error ([`Self::is_valid`]), not
+/// the whole request's.
 #[derive(Clone, Default)]
-pub struct DebugId(Box<str>);
+pub struct DebugId {
+    value: Option<IdValue>,
+    given: Box<str>,
+}
+
+/// The value of a well-formed debug ID: 16 bytes of GUID and the age.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct IdValue {
+    guid: [u8; 16],
+    age: u32,
+}
+
+impl IdValue {
+    /// 32 hex digits of GUID, then 1 to 8 of age.
+    fn parse(text: &str) -> Option<IdValue> {
+        if !is_valid(text) {
+            return None;
+        }
+        let hex = text.as_bytes();
+        let nibble = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+        let mut guid = [0u8; 16];
+        for (i, g) in guid.iter_mut().enumerate() {
+            *g = (nibble(hex[2 * i])? << 4) | nibble(hex[2 * i + 1])?;
+        }
+        let age = u32::from_str_radix(&text[32..], 16).ok()?;
+        Some(IdValue { guid, age })
+    }
+}
+
+/// What IDs are compared by: the value, else the text upper-cased.
+#[derive(PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Key<'a> {
+    Value(IdValue),
+    Text(std::borrow::Cow<'a, str>),
+}
 
 impl DebugId {
     pub fn new(given: &str) -> DebugId {
-        DebugId(given.into())
+        DebugId {
+            value: IdValue::parse(given),
+            given: given.into(),
+        }
     }
 
     /// The ID as it was given.
     pub fn as_given(&self) -> &str {
-        &self.0
+        &self.given
     }
 
     /// Upper-case, as symbol server paths and caches spell it.
     pub fn upper(&self) -> String {
-        self.0.to_ascii_uppercase()
+        self.given.to_ascii_uppercase()
     }
 
-    /// Whether `other`, an ID computed from a file, is this one.
+    /// Whether `other`, an ID computed from a file, is this one (by value).
     pub fn is(&self, other: &str) -> bool {
-        self.0.eq_ignore_ascii_case(other)
+        match (self.value, IdValue::parse(other)) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.given.eq_ignore_ascii_case(other),
+        }
     }
 
     /// A well-formed debug ID: 33 to 40 hex digits (GUID + age).
     pub fn is_valid(&self) -> bool {
-        is_valid(&self.0)
+        self.value.is_some()
     }
 
-    fn key(&self) -> impl Iterator<Item = u8> + '_ {
-        self.0.bytes().map(|b| b.to_ascii_uppercase())
+    fn key(&self) -> Key<'_> {
+        match self.value {
+            Some(v) => Key::Value(v),
+            None if self.given.bytes().any(|b| b.is_ascii_lowercase()) => {
+                Key::Text(self.given.to_ascii_uppercase().into())
+            }
+            None => Key::Text((&*self.given).into()),
+        }
     }
 }
 
@@ -51,14 +98,17 @@ impl From<&str> for DebugId {
 
 impl From<String> for DebugId {
     fn from(given: String) -> DebugId {
-        DebugId(given.into_boxed_str())
+        DebugId::new(&given)
     }
 }
 
 impl PartialEq for DebugId {
     fn eq(&self, other: &DebugId) -> bool {
-        // The same text (the usual case) needs no case folding.
-        self.0 == other.0 || self.is(&other.0)
+        match (self.value, other.value) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.given.eq_ignore_ascii_case(&other.given),
+            _ => false,
+        }
     }
 }
 
@@ -66,27 +116,13 @@ impl Eq for DebugId {}
 
 impl Hash for DebugId {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        // In one write where it fits (every well-formed ID does): the profile's libs are
-        // indexed by ID, 100 000 of them in a big profile.
-        let mut upper = [0u8; 48];
-        match upper.get_mut(..self.0.len()) {
-            Some(buf) => {
-                buf.copy_from_slice(self.0.as_bytes());
-                buf.make_ascii_uppercase();
-                state.write(buf);
-            }
-            None => self.key().for_each(|b| state.write_u8(b)),
-        }
-        state.write_u8(0xff);
+        self.key().hash(state);
     }
 }
 
 impl Ord for DebugId {
     fn cmp(&self, other: &DebugId) -> Ordering {
-        if self.0 == other.0 {
-            return Ordering::Equal;
-        }
-        self.key().cmp(other.key())
+        self.key().cmp(&other.key())
     }
 }
 
@@ -98,8 +134,8 @@ impl PartialOrd for DebugId {
 
 impl fmt::Display for DebugId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.key() {
-            f.write_char(b as char)?;
+        for b in self.given.bytes() {
+            f.write_char(b.to_ascii_uppercase() as char)?;
         }
         Ok(())
     }
@@ -107,7 +143,7 @@ impl fmt::Display for DebugId {
 
 impl fmt::Debug for DebugId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DebugId({:?})", self.0)
+        write!(f, "DebugId({:?})", self.given)
     }
 }
 
@@ -152,11 +188,6 @@ pub fn elf_from_text(text: &[u8], little_endian: bool) -> String {
     format!("{}0", guid_string(id, little_endian))
 }
 
-/// IDs compare case-insensitively.
-pub fn same_id(a: &str, b: &str) -> bool {
-    a.eq_ignore_ascii_case(b)
-}
-
 /// A well-formed debug ID: 33 or more hex digits (GUID + age).
 pub fn is_valid(id: &str) -> bool {
     id.len() >= 33 && id.len() <= 40 && id.bytes().all(|b| b.is_ascii_hexdigit())
@@ -186,6 +217,16 @@ mod tests {
         assert_ne!(lower, DebugId::new("0F4A9B8D2C1E4E3D5F60718293A4B5C61"));
         assert!(lower.is_valid());
         assert!(!DebugId::new("xyz").is_valid());
+        // The age is a number: leading zeros do not make another ID.
+        let short = DebugId::new("0F4A9B8D2C1E4E3D5F60718293A4B5C6A");
+        let padded = DebugId::new("0F4A9B8D2C1E4E3D5F60718293A4B5C600a");
+        assert_eq!(short, padded);
+        assert!(short.is("0f4a9b8d2c1e4e3d5f60718293a4b5c60000000A"));
+        map.insert(short, 3);
+        assert_eq!(map.get(&padded), Some(&3));
+        // Malformed IDs are compared as text, never equal to a well-formed one.
+        assert_eq!(DebugId::new("xyz"), DebugId::new("XYZ"));
+        assert_ne!(DebugId::new("xyz"), lower);
     }
 
     #[test]

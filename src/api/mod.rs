@@ -95,6 +95,8 @@ pub enum Handled {
 }
 
 /// The profile's entry for a module, as far as the profile has been read.
+// Short-lived (one per module of a request): boxing the entry would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum LibState {
     /// The entry, or `None`: the profile has none for the module.
     Known(Option<Lib>),

@@ -184,8 +184,11 @@ pub fn open_code(
             (id, code)
         }
     };
-    let same = |found: Option<&str>, wanted: Option<&str>| matches!((found, wanted), (Some(f), Some(w)) if crate::debugid::same_id(f, w));
-    if !same(Some(&found_debug), debug_id) && !same(found_code.as_deref(), code_id) {
+    // Debug IDs by value; code IDs (hex of any length) as text in either case.
+    let same_debug = debug_id.is_some_and(|w| DebugId::new(w).is(&found_debug));
+    let same_code =
+        matches!((found_code.as_deref(), code_id), (Some(f), Some(w)) if f.eq_ignore_ascii_case(w));
+    if !same_debug && !same_code {
         return Err(format!(
             "its debug ID is {found_debug}, the request is for {}",
             debug_id.or(code_id).unwrap_or("?")
