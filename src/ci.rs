@@ -341,7 +341,8 @@ pub fn symbolicate(
         let gz = out.extension().is_some_and(|e| e == "gz");
         staged.push(stage(out, "the profile", |w| {
             let input = profile.reader().map_err(|e| e.to_string())?;
-            let err = |e: String| format!("{}: {e}", profile_path.display());
+            let err =
+                |e: crate::profile::scan::JsonError| format!("{}: {e}", profile_path.display());
             if gz {
                 // The rewriter writes small pieces; the encoder wants big ones.
                 let enc = flate2::write::GzEncoder::new(w, flate2::Compression::fast());

@@ -7,7 +7,7 @@ use std::io::Read;
 use serde_json::Value;
 
 use super::libs::Lib;
-use super::scan::{Input, MAX_VALUE};
+use super::scan::{Input, JsonError, MAX_VALUE};
 
 /// Processes nest (`processes[]` inside processes); deeper than this is no real profile.
 const MAX_NESTING: usize = 64;
@@ -74,7 +74,7 @@ pub fn hex_address(s: &[u8]) -> Option<u64> {
 
 /// Walks a whole profile. With [`Want::RootLibs`] the rest of the file is not read;
 /// otherwise the text must end after the root object.
-pub fn read<R: Read>(inp: &mut Input<R>, want: Want) -> Result<Vec<ProcessInfo>, String> {
+pub fn read<R: Read>(inp: &mut Input<R>, want: Want) -> Result<Vec<ProcessInfo>, JsonError> {
     let mut out = Vec::new();
     let mut budget = Budget {
         bytes: MAX_VALUE,
@@ -95,7 +95,7 @@ pub fn read<R: Read>(inp: &mut Input<R>, want: Want) -> Result<Vec<ProcessInfo>,
 }
 
 /// Reads `"key":` after a `{` or `,`; `None` at the closing `}`.
-fn next_key<R: Read>(inp: &mut Input<R>, first: bool) -> Result<Option<Vec<u8>>, String> {
+fn next_key<R: Read>(inp: &mut Input<R>, first: bool) -> Result<Option<Vec<u8>>, JsonError> {
     inp.whitespace(|_| {})?;
     match inp.next_byte()? {
         b'}' => return Ok(None),
@@ -119,8 +119,8 @@ fn next_key<R: Read>(inp: &mut Input<R>, first: bool) -> Result<Option<Vec<u8>>,
 /// Calls `each` for every element of an array (a value that is no array is skipped).
 fn array<R: Read>(
     inp: &mut Input<R>,
-    mut each: impl FnMut(&mut Input<R>, usize) -> Result<(), String>,
-) -> Result<(), String> {
+    mut each: impl FnMut(&mut Input<R>, usize) -> Result<(), JsonError>,
+) -> Result<(), JsonError> {
     inp.whitespace(|_| {})?;
     if inp.peek()? != Some(b'[') {
         return inp.skip_value();
@@ -155,7 +155,7 @@ fn libs<R: Read>(
     positions: &mut Vec<usize>,
     own: bool,
     budget: &mut Budget,
-) -> Result<(), String> {
+) -> Result<(), JsonError> {
     inp.whitespace(|_| {})?;
     match inp.peek()? {
         Some(b'[') => lib_entries(inp, out, positions, own, budget),
@@ -177,7 +177,7 @@ fn libs<R: Read>(
         _ => match serde_json::from_slice(&inp.bounded_value(1 << 10, "libs")?) {
             Ok(Value::Null) => Ok(()),
             Ok(_) => Err("libs is not an array".into()),
-            Err(e) => Err(format!("libs: {e}")),
+            Err(e) => Err(format!("libs: {e}").into()),
         },
     }
 }
@@ -189,7 +189,7 @@ fn lib_entries<R: Read>(
     positions: &mut Vec<usize>,
     own: bool,
     budget: &mut Budget,
-) -> Result<(), String> {
+) -> Result<(), JsonError> {
     array(inp, |inp, i| {
         let bytes = inp.bounded_value(budget.bytes, "the profile's libs (all processes)")?;
         budget.bytes -= bytes.len();
@@ -198,7 +198,8 @@ fn lib_entries<R: Read>(
             if budget.libs == 0 {
                 return Err(format!(
                     "more than {MAX_LIBS} libs (all processes); no real profile has that many"
-                ));
+                )
+                .into());
             }
             budget.libs -= 1;
             out.push(lib);
@@ -216,7 +217,7 @@ fn process<R: Read>(
     path: Vec<usize>,
     want: Want,
     budget: &mut Budget,
-) -> Result<bool, String> {
+) -> Result<bool, JsonError> {
     if path.len() > MAX_NESTING {
         return Err("processes nested too deeply".into());
     }
@@ -296,7 +297,7 @@ fn thread<R: Read>(
     p: &mut ProcessInfo,
     want: Want,
     budget: &mut Budget,
-) -> Result<(), String> {
+) -> Result<(), JsonError> {
     inp.whitespace(|_| {})?;
     if inp.peek()? != Some(b'{') {
         return inp.skip_value();
@@ -375,7 +376,7 @@ impl Tables {
 }
 
 /// Whether a `meta` object says the profile is processed (`preprocessedProfileVersion`).
-fn meta_is_processed<R: Read>(inp: &mut Input<R>) -> Result<bool, String> {
+fn meta_is_processed<R: Read>(inp: &mut Input<R>) -> Result<bool, JsonError> {
     if !inp.peek_object()? {
         return inp.skip_value().map(|()| false);
     }
@@ -395,7 +396,7 @@ fn meta_is_processed<R: Read>(inp: &mut Input<R>) -> Result<bool, String> {
 fn columns<R: Read, const N: usize>(
     inp: &mut Input<R>,
     names: [&[u8]; N],
-) -> Result<[Option<Vec<i64>>; N], String> {
+) -> Result<[Option<Vec<i64>>; N], JsonError> {
     let mut out: [Option<Vec<i64>>; N] = std::array::from_fn(|_| None);
     if !inp.peek_object()? {
         inp.skip_value()?;
@@ -463,6 +464,8 @@ mod tests {
             let body = std::io::Read::take(std::io::repeat(b'a'), over);
             let text = std::io::Read::chain(head.as_bytes(), body);
             let e = read(&mut Input::new(text), Want::Libs).unwrap_err();
+            assert!(matches!(e, JsonError::TooBig { max: MAX_VALUE, .. }), "{e}");
+            let e = e.to_string();
             assert!(e.contains(want) && e.contains("64 MiB"), "{e}");
         }
         // libs as an object or null give nothing, as before.

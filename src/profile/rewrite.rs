@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
-use crate::profile::scan::Input;
+use crate::profile::scan::{Input, JsonError};
 
 /// For each process (by its path of `processes` indices), address -> new location text.
 pub type Replacements = HashMap<Vec<usize>, HashMap<u64, String>>;
@@ -39,20 +39,20 @@ struct Rewriter<'a, R: Read, W: Write> {
     stats: Stats,
 }
 
-fn write_err(e: std::io::Error) -> String {
-    format!("writing the output: {e}")
+fn write_err(e: std::io::Error) -> JsonError {
+    JsonError::Write(e)
 }
 
 impl<R: Read, W: Write> Rewriter<'_, R, W> {
-    fn emit(&mut self, bytes: &[u8]) -> Result<(), String> {
+    fn emit(&mut self, bytes: &[u8]) -> Result<(), JsonError> {
         self.out.write_all(bytes).map_err(write_err)
     }
 
-    fn unexpected(&mut self, what: &str) -> String {
+    fn unexpected(&mut self, what: &'static str) -> JsonError {
         self.input.unexpected(what)
     }
 
-    fn whitespace(&mut self) -> Result<(), String> {
+    fn whitespace(&mut self) -> Result<(), JsonError> {
         // Passed on in pieces: a run of whitespace may be most of a (hostile) file.
         let Rewriter { input, out, .. } = self;
         let mut ws = Vec::new();
@@ -74,12 +74,12 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
         self.emit(&ws)
     }
 
-    fn read_string(&mut self) -> Result<Vec<u8>, String> {
+    fn read_string(&mut self) -> Result<Vec<u8>, JsonError> {
         self.input.read_string()
     }
 
     /// Copies a string (after its opening quote) through, closing quote included.
-    fn copy_string(&mut self) -> Result<(), String> {
+    fn copy_string(&mut self) -> Result<(), JsonError> {
         let Rewriter { input, out, .. } = self;
         let mut failed = None;
         input.string_bytes(|chunk| {
@@ -95,7 +95,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
         self.emit(b"\"")
     }
 
-    fn scalar(&mut self) -> Result<(), String> {
+    fn scalar(&mut self) -> Result<(), JsonError> {
         let mut any = false;
         while let Some(b) = self.input.peek()? {
             if matches!(b, b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t') {
@@ -115,7 +115,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
         }
     }
 
-    fn value(&mut self, at: Where<'_>, depth: usize) -> Result<(), String> {
+    fn value(&mut self, at: Where<'_>, depth: usize) -> Result<(), JsonError> {
         if depth > MAX_DEPTH {
             return Err("the profile is nested too deeply".into());
         }
@@ -155,14 +155,11 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
                 }
             }
             Some(_) => self.scalar(),
-            None => Err(format!(
-                "the profile ends early (at byte {})",
-                self.input.offset()
-            )),
+            None => Err(self.input.early_end()),
         }
     }
 
-    fn object(&mut self, at: Where<'_>, depth: usize) -> Result<(), String> {
+    fn object(&mut self, at: Where<'_>, depth: usize) -> Result<(), JsonError> {
         let mut members = 0usize;
         let mut saw_presymbolicated = false;
         loop {
@@ -215,11 +212,11 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
     }
 
     /// Reads a value without writing it.
-    fn skip_value(&mut self) -> Result<(), String> {
+    fn skip_value(&mut self) -> Result<(), JsonError> {
         self.input.skip_value()
     }
 
-    fn array(&mut self, at: Where<'_>, depth: usize) -> Result<(), String> {
+    fn array(&mut self, at: Where<'_>, depth: usize) -> Result<(), JsonError> {
         let mut index = 0usize;
         loop {
             self.whitespace()?;
@@ -249,7 +246,11 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
 }
 
 /// Copies `input` to `output`, replacing what `repl` says.
-pub fn rewrite(input: impl Read, output: impl Write, repl: &Replacements) -> Result<Stats, String> {
+pub fn rewrite(
+    input: impl Read,
+    output: impl Write,
+    repl: &Replacements,
+) -> Result<Stats, JsonError> {
     let mut rw = Rewriter {
         input: Input::new(input),
         out: output,
@@ -269,7 +270,7 @@ pub fn rewrite(input: impl Read, output: impl Write, repl: &Replacements) -> Res
 mod tests {
     use super::*;
 
-    fn run(text: &str, repl: &Replacements) -> Result<(String, u64), String> {
+    fn run(text: &str, repl: &Replacements) -> Result<(String, u64), JsonError> {
         let mut out = Vec::new();
         let stats = rewrite(text.as_bytes(), &mut out, repl)?;
         Ok((String::from_utf8(out).unwrap(), stats.replaced))

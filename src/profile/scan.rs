@@ -2,7 +2,61 @@
 //! passing over hundreds of MB of samples costs a scan, not a parse. Shared by the lib
 //! extraction of `load` and the rewriter of `symbolicate`.
 
+use std::fmt;
 use std::io::Read;
+
+/// Why a profile cannot be read (or rewritten): the profile layer's one error type. Its
+/// `Display` is the problem as a user reads it after the profile's path.
+#[derive(Debug)]
+pub enum JsonError {
+    /// Reading the file (or its gzip stream) failed.
+    Read(std::io::Error),
+    /// Writing the rewritten profile failed.
+    Write(std::io::Error),
+    /// The text ends inside a value.
+    EarlyEnd { at: u64 },
+    /// Not JSON here.
+    Expected { at: u64, what: &'static str },
+    /// A value over its memory limit.
+    TooBig {
+        what: &'static str,
+        at: u64,
+        max: usize,
+    },
+    /// JSON, but not what a profile holds there (the message says what).
+    Invalid(String),
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsonError::Read(e) => write!(f, "reading the profile: {e}"),
+            JsonError::Write(e) => write!(f, "writing the output: {e}"),
+            JsonError::EarlyEnd { at } => write!(f, "the profile ends early (at byte {at})"),
+            JsonError::Expected { at, what } => {
+                write!(f, "invalid JSON at byte {at}: expected {what}")
+            }
+            JsonError::TooBig { what, at, max } => write!(
+                f,
+                "{what} at byte {at} is over the limit of {} MiB (no real profile comes near it)",
+                max >> 20
+            ),
+            JsonError::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for JsonError {
+    fn from(m: String) -> JsonError {
+        JsonError::Invalid(m)
+    }
+}
+
+impl From<&str> for JsonError {
+    fn from(m: &str) -> JsonError {
+        JsonError::Invalid(m.to_string())
+    }
+}
 
 /// The most bytes one value of a profile (a string, a `libs` array) may take in memory:
 /// a 1 MB gzipped profile can hold a 500 MB string, and nothing real comes near this.
@@ -29,12 +83,12 @@ impl<R: Read> Input<R> {
 
     /// Whether the next value (after whitespace) is an object; nothing is consumed but
     /// the whitespace.
-    pub fn peek_object(&mut self) -> Result<bool, String> {
+    pub fn peek_object(&mut self) -> Result<bool, JsonError> {
         self.whitespace(|_| {})?;
         Ok(self.peek()? == Some(b'{'))
     }
 
-    pub fn peek(&mut self) -> Result<Option<u8>, String> {
+    pub fn peek(&mut self) -> Result<Option<u8>, JsonError> {
         if self.pos == self.len {
             self.consumed += self.len as u64;
             self.pos = 0;
@@ -42,7 +96,7 @@ impl<R: Read> Input<R> {
                 match self.inner.read(&mut self.buf) {
                     Ok(n) => break n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(format!("reading the profile: {e}")),
+                    Err(e) => return Err(JsonError::Read(e)),
                 }
             };
             if self.len == 0 {
@@ -56,15 +110,18 @@ impl<R: Read> Input<R> {
         self.consumed + self.pos as u64
     }
 
-    pub fn early_end(&self) -> String {
-        format!("the profile ends early (at byte {})", self.offset())
+    pub fn early_end(&self) -> JsonError {
+        JsonError::EarlyEnd { at: self.offset() }
     }
 
-    pub fn unexpected(&self, what: &str) -> String {
-        format!("invalid JSON at byte {}: expected {what}", self.offset())
+    pub fn unexpected(&self, what: &'static str) -> JsonError {
+        JsonError::Expected {
+            at: self.offset(),
+            what,
+        }
     }
 
-    pub fn next_byte(&mut self) -> Result<u8, String> {
+    pub fn next_byte(&mut self) -> Result<u8, JsonError> {
         match self.peek()? {
             Some(b) => {
                 self.pos += 1;
@@ -75,7 +132,7 @@ impl<R: Read> Input<R> {
     }
 
     /// Skips whitespace, handing each skipped byte to `keep`.
-    pub fn whitespace(&mut self, mut keep: impl FnMut(u8)) -> Result<(), String> {
+    pub fn whitespace(&mut self, mut keep: impl FnMut(u8)) -> Result<(), JsonError> {
         while let Some(b) = self.peek()? {
             if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
                 break;
@@ -89,12 +146,16 @@ impl<R: Read> Input<R> {
     /// After an opening quote: the string's raw bytes (escapes as written), the closing
     /// quote consumed.
     /// Strings over [`MAX_VALUE`] are an error.
-    pub fn read_string(&mut self) -> Result<Vec<u8>, String> {
+    pub fn read_string(&mut self) -> Result<Vec<u8>, JsonError> {
         let start = self.offset();
         let mut raw = Vec::new();
         self.try_string_bytes(|chunk| {
             if raw.len() + chunk.len() > MAX_VALUE {
-                return Err(too_big("a string", start, MAX_VALUE));
+                return Err(JsonError::TooBig {
+                    what: "a string",
+                    at: start,
+                    max: MAX_VALUE,
+                });
             }
             raw.extend_from_slice(chunk);
             Ok(())
@@ -104,7 +165,7 @@ impl<R: Read> Input<R> {
 
     /// After an opening quote: hands the string's raw bytes to `keep` in chunks, the
     /// closing quote consumed (not handed over).
-    pub fn string_bytes(&mut self, mut keep: impl FnMut(&[u8])) -> Result<(), String> {
+    pub fn string_bytes(&mut self, mut keep: impl FnMut(&[u8])) -> Result<(), JsonError> {
         self.try_string_bytes(|chunk| {
             keep(chunk);
             Ok(())
@@ -114,8 +175,8 @@ impl<R: Read> Input<R> {
     /// [`Self::string_bytes`] whose `keep` may stop the walk with an error.
     fn try_string_bytes(
         &mut self,
-        mut keep: impl FnMut(&[u8]) -> Result<(), String>,
-    ) -> Result<(), String> {
+        mut keep: impl FnMut(&[u8]) -> Result<(), JsonError>,
+    ) -> Result<(), JsonError> {
         loop {
             if self.peek()?.is_none() {
                 return Err(self.early_end());
@@ -144,7 +205,7 @@ impl<R: Read> Input<R> {
 
     /// Skips one value (whitespace before it included); the fast path for the samples and
     /// markers that make up most of a profile.
-    pub fn skip_value(&mut self) -> Result<(), String> {
+    pub fn skip_value(&mut self) -> Result<(), JsonError> {
         self.whitespace(|_| {})?;
         match self.peek()? {
             Some(b'{' | b'[') => {}
@@ -181,7 +242,7 @@ impl<R: Read> Input<R> {
     }
 
     /// Skips one value (whitespace before it included), handing its bytes to `keep`.
-    pub fn value_bytes(&mut self, mut keep: impl FnMut(&[u8])) -> Result<(), String> {
+    pub fn value_bytes(&mut self, mut keep: impl FnMut(&[u8])) -> Result<(), JsonError> {
         self.try_value_bytes(|b| {
             keep(b);
             Ok(())
@@ -190,13 +251,17 @@ impl<R: Read> Input<R> {
 
     /// The bytes of one value (whitespace before it skipped), at most `max` of them: a
     /// longer value is an error as soon as the limit is passed, before it is all read.
-    pub fn bounded_value(&mut self, max: usize, what: &str) -> Result<Vec<u8>, String> {
+    pub fn bounded_value(&mut self, max: usize, what: &'static str) -> Result<Vec<u8>, JsonError> {
         self.whitespace(|_| {})?;
         let start = self.offset();
         let mut bytes = Vec::new();
         self.try_value_bytes(|b| {
             if bytes.len() + b.len() > max {
-                return Err(too_big(what, start, max));
+                return Err(JsonError::TooBig {
+                    what,
+                    at: start,
+                    max,
+                });
             }
             bytes.extend_from_slice(b);
             Ok(())
@@ -206,8 +271,8 @@ impl<R: Read> Input<R> {
 
     fn try_value_bytes(
         &mut self,
-        mut keep: impl FnMut(&[u8]) -> Result<(), String>,
-    ) -> Result<(), String> {
+        mut keep: impl FnMut(&[u8]) -> Result<(), JsonError>,
+    ) -> Result<(), JsonError> {
         self.whitespace(|_| {})?;
         let mut depth = 0usize;
         loop {
@@ -268,14 +333,6 @@ impl<R: Read> Input<R> {
             }
         }
     }
-}
-
-/// The error for a value over its limit `max`, starting at `offset`.
-fn too_big(what: &str, offset: u64, max: usize) -> String {
-    format!(
-        "{what} at byte {offset} is over the limit of {} MiB (no real profile comes near it)",
-        max >> 20
-    )
 }
 
 #[cfg(test)]
