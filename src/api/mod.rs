@@ -353,7 +353,7 @@ impl Api {
             // The front-end shows the message of a failure only on a 200.
             Request::Source(req) => self
                 .source(req)
-                .unwrap_or_else(|message| json!({ "error": message })),
+                .unwrap_or_else(|e| json!({ "error": e.to_string() })),
             Request::Asm(req) => self
                 .asm(req)
                 .unwrap_or_else(|message| json!({ "error": message })),

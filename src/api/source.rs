@@ -1,6 +1,7 @@
 //! `/source/v1`: a source file named by the debug info at an address, where it lives on
 //! this machine, read within limits.
 
+use std::fmt;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
@@ -8,6 +9,79 @@ use serde_json::{Value, json};
 
 use super::{Api, ApiError, offset_field, str_field};
 use crate::debugid::DebugId;
+use crate::resolve::LoadError;
+
+/// Why a source file is not served: the message of the 200 `{"error": …}` answer (the
+/// front-end shows a failure's message only on a 200).
+#[derive(Debug)]
+pub enum SourceError {
+    /// No debug file for the module (each candidate's reason).
+    NoDebugFile {
+        module: String,
+        why: Vec<String>,
+    },
+    /// Symbols from a Breakpad file only: no local debug file names paths.
+    OnlyBreakpad {
+        module: String,
+    },
+    /// A downloaded debug file: its names were chosen by the server.
+    OnlyDownload {
+        module: String,
+        file: PathBuf,
+    },
+    /// Looking up the address failed.
+    Lookup(LoadError),
+    NoFunction {
+        offset: u64,
+        module: String,
+    },
+    /// The debug info at the address does not name the file asked for.
+    NotNamed {
+        offset: u64,
+        module: String,
+        file: String,
+    },
+    /// The file is not on this machine, or may not be served (the message says why).
+    NotServed(String),
+    /// The file was found but cannot be read within the limits.
+    Read {
+        path: PathBuf,
+        problem: String,
+    },
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourceError::NoDebugFile { module, why } => {
+                write!(f, "no debug file for {module}: {}", why.join("; "))
+            }
+            SourceError::OnlyBreakpad { module } => write!(
+                f,
+                "{module} was found only through a Breakpad symbol file; sources are served only from local debug files"
+            ),
+            SourceError::OnlyDownload { module, file } => write!(
+                f,
+                "{module} was found only through a download ({}); sources are served only from local debug files",
+                file.display()
+            ),
+            SourceError::Lookup(e) => write!(f, "{} ({})", e.message, e.kind),
+            SourceError::NoFunction { offset, module } => {
+                write!(f, "no function at {offset:#x} in {module}")
+            }
+            SourceError::NotNamed {
+                offset,
+                module,
+                file,
+            } => write!(
+                f,
+                "the debug info at {offset:#x} in {module} does not name {file}"
+            ),
+            SourceError::NotServed(why) => f.write_str(why),
+            SourceError::Read { path, problem } => write!(f, "{}: {problem}", path.display()),
+        }
+    }
+}
 
 /// Largest source file served.
 pub const MAX_SOURCE: u64 = 64 << 20;
@@ -96,7 +170,11 @@ fn not_servable(path: &Path, canonical: bool) -> Option<&'static str> {
 /// compilation directory, then the debug file's folder. The file must not lead out of
 /// the folder it was resolved in (a symlink to elsewhere is refused), must be a regular
 /// file, and neither it nor where it leads may be a pseudo-file or a device.
-pub fn locate(file: &str, comp_dir: Option<&str>, debug_dir: &Path) -> Result<PathBuf, String> {
+pub fn locate(
+    file: &str,
+    comp_dir: Option<&str>,
+    debug_dir: &Path,
+) -> Result<PathBuf, SourceError> {
     let mut tries: Vec<(PathBuf, PathBuf)> = Vec::new(); // (candidate, folder it must stay in)
     let comp = comp_dir.map(|c| {
         let c = Path::new(c);
@@ -157,27 +235,30 @@ pub fn locate(file: &str, comp_dir: Option<&str>, debug_dir: &Path) -> Result<Pa
         }
         return Ok(real);
     }
-    Err(last)
+    Err(SourceError::NotServed(last))
 }
 
 /// The text of `path` (lossy UTF-8), if it is a regular file within the size limit.
-pub fn read(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<String, SourceError> {
+    let fail = |problem: String| SourceError::Read {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| fail(e.to_string()))?;
     if !meta.is_file() {
-        return Err(format!("{}: not a regular file", path.display()));
+        return Err(fail("not a regular file".into()));
     }
     if meta.len() > MAX_SOURCE {
-        return Err(format!(
-            "{}: {} bytes, more than the {} MiB served",
-            path.display(),
+        return Err(fail(format!(
+            "{} bytes, more than the {} MiB served",
             meta.len(),
             MAX_SOURCE >> 20
-        ));
+        )));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     crate::fs::open_regular(path)
         .and_then(|f| f.take(MAX_SOURCE + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| fail(e.to_string()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -206,54 +287,46 @@ impl SourceRequest {
 impl Api {
     /// `/source/v1`: the file, if the debug info at that address names it and the debug
     /// file is local.
-    pub(super) fn source(&mut self, req: &SourceRequest) -> Result<Value, String> {
+    pub(super) fn source(&mut self, req: &SourceRequest) -> Result<Value, SourceError> {
         let lib = self.lib(&req.debug_name, &req.debug_id).known();
         let module = self
             .store
             .module(&req.debug_name, &req.debug_id, lib.as_ref())
-            .map_err(|errors| {
-                let why: Vec<String> = errors.iter().map(|e| e.message.clone()).collect();
-                format!(
-                    "no debug file for {}/{}: {}",
-                    req.debug_name,
-                    req.debug_id.as_given(),
-                    why.join("; ")
-                )
+            .map_err(|errors| SourceError::NoDebugFile {
+                module: format!("{}/{}", req.debug_name, req.debug_id.as_given()),
+                why: errors.into_iter().map(|e| e.message).collect(),
             })?;
-        let debug_file = module.local_debug_file().ok_or_else(|| {
-            format!(
-                "{} was found only through a Breakpad symbol file; sources are served only from local debug files",
-                req.debug_name
-            )
-        })?;
+        let debug_file = module
+            .local_debug_file()
+            .ok_or_else(|| SourceError::OnlyBreakpad {
+                module: req.debug_name.clone(),
+            })?;
         // A downloaded file's names were chosen by the server: answered as for Breakpad.
         if module.downloaded() || self.store.is_download_cache(debug_file) {
-            return Err(format!(
-                "{} was found only through a download ({}); sources are served only from local debug files",
-                req.debug_name,
-                debug_file.display()
-            ));
+            return Err(SourceError::OnlyDownload {
+                module: req.debug_name.clone(),
+                file: debug_file.to_path_buf(),
+            });
         }
         let sym = module
             .lookup_sorted(&[req.module_offset])
-            .map_err(|e| format!("{} ({})", e.message, e.kind))?
+            .map_err(SourceError::Lookup)?
             .pop()
             .flatten()
-            .ok_or_else(|| {
-                format!(
-                    "no function at {:#x} in {}",
-                    req.module_offset, req.debug_name
-                )
+            .ok_or_else(|| SourceError::NoFunction {
+                offset: req.module_offset,
+                module: req.debug_name.clone(),
             })?;
         let named = sym
             .file
             .iter()
             .chain(sym.inlines.iter().filter_map(|i| i.file.as_ref()));
         if !named.into_iter().any(|f| **f == *req.file) {
-            return Err(format!(
-                "the debug info at {:#x} in {} does not name {}",
-                req.module_offset, req.debug_name, req.file
-            ));
+            return Err(SourceError::NotNamed {
+                offset: req.module_offset,
+                module: req.debug_name.clone(),
+                file: req.file.clone(),
+            });
         }
         let dir = debug_file.parent().unwrap_or(std::path::Path::new("."));
         let path = crate::api::source::locate(

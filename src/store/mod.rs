@@ -197,7 +197,7 @@ struct DyldSource {
 /// A `--symbols-zip` archive, its central directory read on first use.
 struct Archive {
     path: PathBuf,
-    opened: Option<Result<ZipArchive, String>>,
+    opened: Option<Result<ZipArchive, zip::ZipError>>,
 }
 
 pub struct SymbolStore {

@@ -2,8 +2,53 @@
 //! once, then one entry at a time. Stored and deflated entries, zip64 where needed.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+
+/// Why an archive or one of its entries cannot be read.
+#[derive(Debug)]
+pub enum ZipError {
+    /// Reading the archive failed.
+    Io(std::io::Error),
+    /// No end of central directory: not a zip archive.
+    NotZip,
+    /// A structure is not what the format says (which one).
+    Corrupt(&'static str),
+    NoEntry,
+    /// An entry bigger than is ever inflated into memory.
+    TooLarge(u64),
+    /// An entry that expands far more than real symbol files do.
+    Bomb {
+        compressed: u64,
+        uncompressed: u64,
+    },
+    UnsupportedMethod(u16),
+    /// The compressed data is corrupt.
+    Data(std::io::Error),
+}
+
+impl fmt::Display for ZipError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ZipError::Io(e) => write!(f, "{e}"),
+            ZipError::NotZip => f.write_str("not a zip archive (no end of central directory)"),
+            ZipError::Corrupt(what) => write!(f, "corrupt {what}"),
+            ZipError::NoEntry => f.write_str("no such entry"),
+            ZipError::TooLarge(n) => write!(f, "entry of {n} bytes is too large"),
+            ZipError::Bomb {
+                compressed,
+                uncompressed,
+            } => write!(
+                f,
+                "entry expands {} times ({compressed} to {uncompressed} bytes): refused as a zip bomb",
+                uncompressed / compressed.max(&1)
+            ),
+            ZipError::UnsupportedMethod(m) => write!(f, "unsupported compression method {m}"),
+            ZipError::Data(e) => write!(f, "corrupt entry data: {e}"),
+        }
+    }
+}
 
 struct Entry {
     method: u16,
@@ -36,20 +81,20 @@ const MAX_RATIO: u64 = 50;
 const RATIO_FREE: u64 = 1 << 20;
 
 impl ZipArchive {
-    pub fn open(path: &Path) -> Result<ZipArchive, String> {
-        let mut f = crate::fs::open_regular(path).map_err(|e| e.to_string())?;
-        let len = f.metadata().map_err(|e| e.to_string())?.len();
+    pub fn open(path: &Path) -> Result<ZipArchive, ZipError> {
+        let mut f = crate::fs::open_regular(path).map_err(ZipError::Io)?;
+        let len = f.metadata().map_err(ZipError::Io)?.len();
         // The end-of-central-directory record is in the last 64 KiB + 22 bytes.
         let tail_len = len.min(65_557);
         let mut tail = vec![0; tail_len as usize];
         f.seek(SeekFrom::Start(len - tail_len))
             .and_then(|_| f.read_exact(&mut tail))
-            .map_err(|e| e.to_string())?;
+            .map_err(ZipError::Io)?;
         let eocd = (0..tail.len().saturating_sub(21))
             .rev()
             .find(|&i| tail[i..i + 4] == [0x50, 0x4b, 0x05, 0x06])
-            .ok_or("not a zip archive (no end of central directory)")?;
-        let bad = || "corrupt zip central directory".to_string();
+            .ok_or(ZipError::NotZip)?;
+        let bad = || ZipError::Corrupt("zip central directory");
         let mut count = u64::from(u16_at(&tail, eocd + 10).ok_or_else(bad)?);
         let mut cd_size = u64::from(u32_at(&tail, eocd + 12).ok_or_else(bad)?);
         let mut cd_offset = u64::from(u32_at(&tail, eocd + 16).ok_or_else(bad)?);
@@ -59,9 +104,9 @@ impl ZipArchive {
             let mut r = [0u8; 56];
             f.seek(SeekFrom::Start(rec))
                 .and_then(|_| f.read_exact(&mut r))
-                .map_err(|e| e.to_string())?;
+                .map_err(ZipError::Io)?;
             if r[..4] != [0x50, 0x4b, 0x06, 0x06] {
-                return Err("corrupt zip64 end of central directory".into());
+                return Err(ZipError::Corrupt("zip64 end of central directory"));
             }
             count = u64_at(&r, 32).ok_or_else(bad)?;
             cd_size = u64_at(&r, 40).ok_or_else(bad)?;
@@ -73,7 +118,7 @@ impl ZipArchive {
         let mut cd = vec![0; cd_size as usize];
         f.seek(SeekFrom::Start(cd_offset))
             .and_then(|_| f.read_exact(&mut cd))
-            .map_err(|e| e.to_string())?;
+            .map_err(ZipError::Io)?;
         let mut entries = HashMap::new();
         let mut i = 0usize;
         for _ in 0..count {
@@ -137,31 +182,29 @@ impl ZipArchive {
     }
 
     /// The bytes of one entry, CRC-checked.
-    pub fn read(&self, name: &str) -> Result<Vec<u8>, String> {
-        let e = self.entries.get(name).ok_or("no such entry")?;
+    pub fn read(&self, name: &str) -> Result<Vec<u8>, ZipError> {
+        let e = self.entries.get(name).ok_or(ZipError::NoEntry)?;
         if e.uncompressed > MAX_ENTRY {
-            return Err(format!("entry of {} bytes is too large", e.uncompressed));
+            return Err(ZipError::TooLarge(e.uncompressed));
         }
         if e.uncompressed > RATIO_FREE && e.uncompressed / e.compressed.max(1) > MAX_RATIO {
-            return Err(format!(
-                "entry expands {} times ({} to {} bytes): refused as a zip bomb",
-                e.uncompressed / e.compressed.max(1),
-                e.compressed,
-                e.uncompressed
-            ));
+            return Err(ZipError::Bomb {
+                compressed: e.compressed,
+                uncompressed: e.uncompressed,
+            });
         }
-        let mut f = crate::fs::open_regular(&self.path).map_err(|e| e.to_string())?;
+        let mut f = crate::fs::open_regular(&self.path).map_err(ZipError::Io)?;
         let mut local = [0u8; 30];
         f.seek(SeekFrom::Start(e.local_header))
             .and_then(|_| f.read_exact(&mut local))
-            .map_err(|e| format!("entry header: {e}"))?;
+            .map_err(ZipError::Io)?;
         if local[..4] != [0x50, 0x4b, 0x03, 0x04] {
-            return Err("corrupt entry (bad local header)".into());
+            return Err(ZipError::Corrupt("entry (bad local header)"));
         }
         let skip =
             u64::from(u16_at(&local, 26).unwrap_or(0)) + u64::from(u16_at(&local, 28).unwrap_or(0));
         f.seek(SeekFrom::Current(skip as i64))
-            .map_err(|e| e.to_string())?;
+            .map_err(ZipError::Io)?;
         let raw = f.take(e.compressed);
         // Reserved up to the compressed size only: the recorded size is the archive's word,
         // and the buffer grows as bytes really come (at most `uncompressed` + 1 of them).
@@ -171,13 +214,13 @@ impl ZipArchive {
             8 => flate2::read::DeflateDecoder::new(raw)
                 .take(e.uncompressed + 1)
                 .read_to_end(&mut out),
-            m => return Err(format!("unsupported compression method {m}")),
+            m => return Err(ZipError::UnsupportedMethod(m)),
         }
-        .map_err(|err| format!("corrupt entry data: {err}"))?;
+        .map_err(ZipError::Data)?;
         let mut crc = flate2::Crc::new();
         crc.update(&out);
         if out.len() as u64 != e.uncompressed || crc.sum() != e.crc {
-            return Err("corrupt entry (size or CRC does not match)".into());
+            return Err(ZipError::Corrupt("entry (size or CRC does not match)"));
         }
         Ok(out)
     }
