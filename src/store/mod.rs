@@ -1,9 +1,11 @@
 //! The symbol store: finds the debug file for `(debugName, breakpadId)`, checks its ID,
 //! hands it to the right format resolver, and keeps parsed modules in a bounded cache.
 //! Longer than 600 lines: the cache, its entries and the lookup order are one state
-//! machine (candidates, dyld images, remote parking); where to look is `paths.rs`.
+//! machine (candidates, dyld images, remote parking); where to look is `paths.rs`, a
+//! module's remembered answers `memo.rs`.
 
 pub mod codefile;
+mod memo;
 mod paths;
 mod vdso;
 pub mod zip;
@@ -13,7 +15,6 @@ use paths::Candidate;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::Arc;
 
 use crate::cli::SymbolOptions;
 use crate::debugid::DebugId;
@@ -22,8 +23,9 @@ use crate::remote::glue::lacks_debug_info;
 use crate::remote::{Lookup, Remote};
 use crate::resolve::macho::dyld::{self, DyldCache};
 use crate::resolve::sidecar::{self, SidecarModule};
-use crate::resolve::{self, Companion, LoadContext, LoadError, LoadErrorKind, Module, Symbolized};
+use crate::resolve::{self, Companion, LoadContext, LoadError, LoadErrorKind, Module};
 use crate::store::zip::ZipArchive;
+pub use memo::LoadedModule;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
 pub const DEFAULT_MAX_MODULES: usize = 32;
@@ -32,153 +34,8 @@ pub const DEFAULT_MAX_BYTES: u64 = crate::resolve::section::BUDGET_MAX;
 /// A sidecar's modules by (debug name, upper-case debug ID).
 type SidecarModules = std::collections::HashMap<(String, DebugId), Rc<SidecarModule>>;
 
-/// Hashes module offsets: a multiply spreads them well, at a fraction of SipHash's cost
-/// (a warm request of 100 000 addresses is mostly these lookups and the writing).
-#[derive(Default, Clone, Copy)]
-pub struct OffsetHasher(u64);
-
-impl std::hash::Hasher for OffsetHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(29);
-    }
-}
-
-/// A map keyed by module offset.
-pub type OffsetMap<V> =
-    std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<OffsetHasher>>;
-
-/// A parsed module with the answers it has given, kept in the caller's encoding (JSON
-/// text for the API): the front-end asks for the same addresses again on every
-/// re-symbolication, and a repeat is then a hash lookup and a copy.
-pub struct LoadedModule {
-    module: Module,
-    memo: std::cell::RefCell<OffsetMap<Option<Arc<[u8]>>>>,
-    /// Bytes held by `memo`, entries included (for the cache bound).
-    memo_bytes: std::cell::Cell<u64>,
-    /// Set when a lookup panicked (a parser bug met a corrupt file): the module answers
-    /// nothing more, and the store drops it for a remembered error.
-    failed: std::cell::RefCell<Option<LoadError>>,
-    /// The server its debug file was downloaded from (symbol server, debuginfod): whoever
-    /// runs it wrote the file names in it, so they must not choose local files to serve.
-    origin: Option<String>,
-}
-
 /// Modules remembered as making a parser panic (beyond that, they are tried again).
 const MAX_POISONED: usize = 4096;
-
-/// Bytes counted per remembered answer besides its text (map slot, `Rc` header).
-const MEMO_ENTRY_COST: u64 = 48;
-
-/// Answers kept per module before the memo starts over.
-const MAX_MEMO: usize = 1 << 20;
-
-impl std::ops::Deref for LoadedModule {
-    type Target = Module;
-    fn deref(&self) -> &Module {
-        &self.module
-    }
-}
-
-impl LoadedModule {
-    fn new(module: Module, origin: Option<String>) -> LoadedModule {
-        LoadedModule {
-            module,
-            memo: Default::default(),
-            memo_bytes: Default::default(),
-            failed: Default::default(),
-            origin,
-        }
-    }
-
-    /// Whether the debug file came from a remote source (see `downloaded`).
-    pub fn downloaded(&self) -> bool {
-        self.origin.is_some()
-    }
-
-    /// The server the debug file came from, if downloaded.
-    pub fn origin(&self) -> Option<&str> {
-        self.origin.as_deref()
-    }
-
-    /// Resolves ascending offsets. A panic in the format's code fails this module only.
-    pub fn lookup_sorted(&self, offsets: &[u64]) -> Result<Vec<Option<Symbolized>>, LoadError> {
-        self.guarded(|| self.module.lookup_sorted(offsets))
-    }
-
-    /// Makes sure every one of the ascending `offsets` has a remembered answer, encoded by
-    /// `encode` (one pass over those not yet asked for); read them with [`Self::answer`].
-    pub fn remember_sorted(
-        &self,
-        offsets: &[u64],
-        encode: impl Fn(&Symbolized) -> Vec<u8>,
-    ) -> Result<(), LoadError> {
-        let mut missing: Vec<u64> = {
-            let memo = self.memo.borrow();
-            offsets
-                .iter()
-                .copied()
-                .filter(|o| !memo.contains_key(o))
-                .collect()
-        };
-        if missing.is_empty() {
-            return Ok(());
-        }
-        if self.memo.borrow().len() + missing.len() > MAX_MEMO {
-            // Starting over: every offset of this request is looked up again, and all of
-            // its answers are kept (even past the limit) until it is written.
-            self.memo.borrow_mut().clear();
-            self.memo_bytes.set(0);
-            missing = offsets.to_vec();
-        }
-        // Each answer is encoded as it comes: a big request's answers are never all held
-        // as structures at once.
-        self.guarded(|| {
-            self.module.lookup_each(&missing, &mut |i, s| {
-                let text: Option<Arc<[u8]>> = s.map(|s| encode(&s).into());
-                let cost = MEMO_ENTRY_COST + text.as_ref().map_or(0, |t| t.len() as u64);
-                self.memo_bytes.set(self.memo_bytes.get() + cost);
-                self.memo.borrow_mut().insert(missing[i], text);
-            })
-        })
-    }
-
-    /// The remembered answer for `offset` (`None`: nothing there). Shared, so that it is
-    /// sent from here (answers are written on other threads).
-    pub fn answer(&self, offset: u64) -> Option<Arc<[u8]>> {
-        self.memo.borrow().get(&offset).cloned().flatten()
-    }
-
-    fn guarded<R>(&self, run: impl FnOnce() -> R) -> Result<R, LoadError> {
-        if let Some(e) = self.failed.borrow().as_ref() {
-            return Err(e.clone());
-        }
-        resolve::open::contained(Path::new("looking up addresses"), || Ok(run())).inspect_err(|e| {
-            *self.failed.borrow_mut() = Some(e.clone());
-            self.memo.borrow_mut().clear();
-            self.memo_bytes.set(0);
-        })
-    }
-
-    /// Memory held by remembered answers.
-    pub fn memo_cost(&self) -> u64 {
-        self.memo_bytes.get()
-    }
-
-    /// The error of a module whose lookups failed.
-    pub fn failure(&self) -> Option<LoadError> {
-        self.failed.borrow().clone()
-    }
-}
 
 struct CacheEntry {
     debug_name: String,
