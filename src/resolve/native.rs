@@ -4,7 +4,7 @@
 
 use super::dwarf::DwarfResolver;
 use super::funcs::FunctionTable;
-use super::{LoadError, Symbolized};
+use super::{LoadError, LoadErrorKind, Symbolized};
 
 const ONE_BY_ONE: &str = "PROFILER_SYMBOL_SERVER_ONE_BY_ONE";
 
@@ -39,7 +39,41 @@ pub struct NativeModule {
     pub warnings: Vec<LoadError>,
 }
 
+/// The DWARF if it could be read. If not (sections past the module's decompression
+/// `budget`, corrupt compressed data or DWARF), a warning in `warnings` says why and the
+/// module answers from its symbol and unwind tables: a module is not lost for its debug
+/// sections.
+pub fn readable_dwarf(
+    dwarf: Result<Option<DwarfResolver>, String>,
+    budget: &super::section::Budget,
+    debug_file: &std::path::Path,
+    warnings: &mut Vec<LoadError>,
+) -> Option<DwarfResolver> {
+    let e = match dwarf {
+        Ok(d) => return d,
+        Err(e) => e,
+    };
+    let kind = if budget.exceeded() {
+        LoadErrorKind::DecompressionLimit
+    } else {
+        LoadErrorKind::ParseError
+    };
+    warnings.push(LoadError::new(kind, debug_file, e));
+    None
+}
+
 impl NativeModule {
+    /// Why the module's debug info could not be read (it answers from its symbol tables):
+    /// the warning [`readable_dwarf`] left.
+    pub fn unreadable_dwarf(&self) -> Option<&LoadError> {
+        self.warnings.iter().find(|w| {
+            matches!(
+                w.kind,
+                LoadErrorKind::DecompressionLimit | LoadErrorKind::ParseError
+            )
+        })
+    }
+
     pub fn cost(&self) -> u64 {
         self.dwarf.as_ref().map_or(0, |d| d.cost())
             + self.debug_map.as_ref().map_or(0, |m| m.cost())
