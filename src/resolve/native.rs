@@ -2,7 +2,7 @@
 //! that hold code, DWARF (ELF, Mach-O), and a table of functions (symbols, unwind tables;
 //! a PE without its PDB: exports bounded by `.pdata`).
 
-use super::dwarf::DwarfResolver;
+use super::dwarf::{DwarfResolver, Found};
 use super::funcs::FunctionTable;
 use super::{LoadError, LoadErrorKind, Symbolized};
 
@@ -10,8 +10,8 @@ const ONE_BY_ONE: &str = "PROFILER_SYMBOL_SERVER_ONE_BY_ONE";
 
 /// What the DWARF says of an address, for [`NativeModule::lookup_at`].
 enum DwarfAnswer {
-    /// The batch path's answer (`None`: no DWARF function there).
-    Batch(Option<Symbolized>),
+    /// The batch path's answer (`None`: nothing in the DWARF there).
+    Batch(Option<Found>),
     /// Not known yet: addr2line is asked.
     Ask,
 }
@@ -151,13 +151,19 @@ impl NativeModule {
 
     /// `dwarf`: the DWARF answer when the batch path gave it.
     fn lookup_at(&self, addr: u64, dwarf: DwarfAnswer) -> Option<Symbolized> {
+        let mut lines = None;
         if let Some(d) = &self.dwarf {
             let found = match dwarf {
                 DwarfAnswer::Batch(known) => known,
                 DwarfAnswer::Ask => d.lookup_named(addr, &|entry| self.symbol_at(entry)),
             };
-            if let Some(s) = found {
-                return Some(s);
+            match found {
+                Some(Found::Function(s)) => return Some(s),
+                // Line rows without a subprogram: for the symbol table's function. Not
+                // where symbols have no size: they reach over the padding after a
+                // function, which its last row may cover.
+                Some(rows @ Found::Line { .. }) if !self.unsized_symbols => lines = Some(rows),
+                _ => {}
             }
             if self.unsized_symbols && d.covers(addr) {
                 return None;
@@ -176,6 +182,10 @@ impl NativeModule {
         if let Some(s) = self.debug_map.as_ref().and_then(|m| m.lookup(addr)) {
             return Some(s);
         }
-        self.symbols.lookup(addr)
+        let symbol = self.symbols.lookup(addr);
+        match lines {
+            Some(rows) => rows.or_lines_of(symbol),
+            None => symbol,
+        }
     }
 }
