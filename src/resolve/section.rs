@@ -185,11 +185,10 @@ fn inflate(
     Ok(out)
 }
 
-/// Decodes zstd frames (a section may hold several: lld compresses in parallel pieces)
-/// until `claimed` bytes are out. A frame's window may reach the section's size and no
-/// further (past zstd's 8 MiB minimum): a frame made in one call, as binutils makes them,
-/// has a window of its whole content, and a bigger window could only be a lie to make
-/// the decoder allocate.
+/// Decodes zstd frames (a section may hold several, and skippable frames) until `claimed`
+/// bytes are out. A frame's window may reach the section's size and no further (past the
+/// 8 MiB every decoder must accept): a small section packed in one call has a window of its
+/// whole content, and a bigger window could only be a lie to make the decoder allocate.
 fn unzstd(mut data: &[u8], claimed: u64, out: &mut Vec<u8>) -> std::io::Result<usize> {
     use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
     let window = claimed.max(8 << 20);
