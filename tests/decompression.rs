@@ -343,6 +343,10 @@ fn result_in(dirs: &[&Path], name: &str, id: &str, offsets: &[u64]) -> Value {
     v["results"][0].clone()
 }
 
+/// (label, truth, folder of the uncompressed twin, the files compressed, the files copied
+/// as they are).
+type ZstdCase<'a> = (&'a str, &'a Truth, PathBuf, Vec<&'a str>, Vec<&'a str>);
+
 /// zstd-compressed debug sections are read wherever zlib is: the module's own sections,
 /// its separate debug file (by `.gnu_debuglink` and by build ID), a `.dwp`, a lone
 /// `.dwo`. Each answers as its uncompressed twin, and as llvm-symbolizer (the truth).
@@ -361,9 +365,7 @@ fn zstd_compressed_sections_are_read_as_their_uncompressed_twins() {
     let split_dwarf = "shapes-clang19-O2-splitdwarf";
     let dwp = format!("{split_dwarf}.dwp");
     let dir = scratch("decompression-zstd");
-    // (label, truth, folder of the twin, the files compressed, the files copied as they are,
-    //  the module's name)
-    let cases: [(&str, &Truth, PathBuf, Vec<&str>, Vec<&str>); 5] = [
+    let cases: [ZstdCase; 5] = [
         (
             "own sections",
             &t_lib,
