@@ -188,6 +188,15 @@ pub fn found(
             } else {
                 "no symbols either"
             };
+            // Debug info that is there but could not be read: its cause is what the user
+            // can act on, not advice to build with -g.
+            if let Some(e) = m.unreadable_dwarf() {
+                let line = format!(
+                    "{debug_name}: debug info not read ({}: {}); {what}",
+                    e.kind, e.message
+                );
+                return (with_origin(line, origin, None), None);
+            }
             let kind = advice_for(debug_name, lib, Some(&m.debug_file));
             let mut line = format!(
                 "{debug_name}: no debug info in {}; {what}",
@@ -206,17 +215,21 @@ pub fn found(
             None,
         ),
     };
+    (with_origin(line, origin, module.warnings().first()), kind)
+}
+
+/// `line`, with the server it came from and the first `warning`: a companion that was
+/// looked for and not usable (a dwz file, a debuglink whose CRC differs) changes what the
+/// user sees, said on the same line.
+fn with_origin(line: String, origin: Option<&str>, warning: Option<&LoadError>) -> String {
     let line = match origin {
         Some(server) => format!("{line} (from {server})"),
         None => line,
     };
-    // A companion that was looked for and not usable (a dwz file, a debuglink whose CRC
-    // differs) changes what the user sees: said on the same line.
-    let line = match module.warnings().first() {
+    match warning {
         Some(w) => format!("{line}; {}", w.message),
         None => line,
-    };
-    (line, kind)
+    }
 }
 
 /// Why a module has no symbols, cause first, in one line; `Some(kind)` when advice can

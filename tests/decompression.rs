@@ -6,7 +6,7 @@
 mod common;
 
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -303,4 +303,249 @@ fn pdbs_and_breakpad_files_are_read_in_place() {
     for (frame, entry) in frames_of(r).iter().zip(&t.addresses) {
         check_frame_against_sym(frame, entry).unwrap_or_else(|e| panic!("Breakpad: {e}: {frame}"));
     }
+}
+
+/// Copies `names` from `from` into `to`, their debug sections compressed with zstd
+/// (`objcopy --compress-debug-sections=zstd`, `ELFCOMPRESS_ZSTD`); `false` when objcopy is
+/// missing.
+fn zstd_copies(from: &Path, to: &Path, names: &[&str]) -> bool {
+    for name in names {
+        let (src, dst) = (from.join(name), to.join(name));
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        let args = [
+            "--compress-debug-sections=zstd",
+            src.to_str().unwrap(),
+            dst.to_str().unwrap(),
+        ];
+        if tool("objcopy", &args, Path::new(".")).is_none() {
+            return false;
+        }
+        let sections = tool("readelf", &["-t", dst.to_str().unwrap()], Path::new(".")).unwrap();
+        assert!(sections.contains("ZSTD"), "{name}: nothing compressed");
+    }
+    true
+}
+
+/// Gives `binary` in `dir` a `.gnu_debuglink` to `debug` with its CRC as it is now.
+fn relink(dir: &Path, binary: &str, debug: &str) {
+    let link = format!("--add-gnu-debuglink={debug}");
+    tool(
+        "objcopy",
+        &["--remove-section=.gnu_debuglink", &link, binary],
+        dir,
+    )
+    .unwrap();
+}
+
+/// The `/symbolicate/v5` result for `offsets` of module `name` with each of `dirs` as
+/// `--symbol-dir`.
+fn result_in(dirs: &[&Path], name: &str, id: &str, offsets: &[u64]) -> Value {
+    let mut args = Vec::new();
+    for d in dirs {
+        args.extend(["--symbol-dir", d.to_str().unwrap()]);
+    }
+    args.push("/symbolicate/v5");
+    let v = query_stdin(&args, &[], &job(name, id, offsets));
+    v["results"][0].clone()
+}
+
+/// (label, truth, folder of the uncompressed twin, the files compressed, the files copied
+/// as they are).
+type ZstdCase<'a> = (&'a str, &'a Truth, PathBuf, Vec<&'a str>, Vec<&'a str>);
+
+/// zstd-compressed debug sections are read wherever zlib is: the module's own sections,
+/// its separate debug file (by `.gnu_debuglink` and by build ID), a `.dwp`, a lone
+/// `.dwo`. Each answers as its uncompressed twin, and as llvm-symbolizer (the truth).
+#[test]
+fn zstd_compressed_sections_are_read_as_their_uncompressed_twins() {
+    let c = corpus();
+    let t_lib = Truth::load(&c.join("truth/elf/libmathlib.so.truth.json"));
+    let t_split = Truth::load(&c.join("truth/elf/split-debug/shapes.truth.json"));
+    let t_dwarf =
+        Truth::load(&c.join("truth/elf/split-dwarf/shapes-clang19-O2-splitdwarf.truth.json"));
+    let code_id = t_split.header["module"]["code_id"]
+        .as_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    let by_build_id = format!(".build-id/{}/{}.debug", &code_id[..2], &code_id[2..]);
+    let split_dwarf = "shapes-clang19-O2-splitdwarf";
+    let dwp = format!("{split_dwarf}.dwp");
+    let dir = scratch("decompression-zstd");
+    let cases: [ZstdCase; 5] = [
+        (
+            "own sections",
+            &t_lib,
+            c.join("elf"),
+            vec!["libmathlib.so"],
+            vec![],
+        ),
+        (
+            "separate debug file by .gnu_debuglink",
+            &t_split,
+            c.join("elf/split-debug"),
+            vec!["shapes.debug"],
+            vec!["shapes"],
+        ),
+        (
+            "separate debug file by build ID",
+            &t_split,
+            c.join("elf/split-debug"),
+            vec![&by_build_id],
+            vec!["shapes"],
+        ),
+        (
+            ".dwp",
+            &t_dwarf,
+            c.join("elf/split-dwarf"),
+            vec![&dwp],
+            vec![split_dwarf],
+        ),
+        (
+            "lone .dwo",
+            &t_dwarf,
+            c.join("elf/split-dwarf"),
+            vec!["shapes.split.dwo"],
+            vec![split_dwarf],
+        ),
+    ];
+    let mut table = Agreement::default();
+    for (k, (label, t, from, packed, plain)) in cases.iter().enumerate() {
+        let case = dir.join(format!("case{k}"));
+        std::fs::create_dir_all(&case).unwrap();
+        if !zstd_copies(from, &case, packed) {
+            return;
+        }
+        for name in plain {
+            std::fs::copy(from.join(name), case.join(name)).unwrap();
+        }
+        if *label == "separate debug file by .gnu_debuglink" {
+            relink(&case, "shapes", "shapes.debug");
+        }
+        let name = t.image().file_name().unwrap().to_str().unwrap().to_string();
+        let (id, offsets) = (t.breakpad_id(), t.offsets());
+        let got = result_in(&[&case], &name, &id, &offsets);
+        assert!(got["module_errors"].is_null(), "{label}: {got}");
+        // The twin: the same files uncompressed, where the corpus has them.
+        let twin = result_in(&[from], &name, &id, &offsets);
+        assert_eq!(got["stacks"], twin["stacks"], "{label}");
+        let frames = frames_of(&got);
+        let lines = frames.iter().filter(|f| f.get("line").is_some()).count();
+        assert!(lines > 10, "{label}: {lines} frames with a line");
+        table.add(
+            &format!("zstd: {label}"),
+            frames
+                .iter()
+                .zip(&t.addresses)
+                .map(|(f, e)| check_frame(f, e))
+                .collect(),
+        );
+    }
+    table.finish("zstd-compressed debug sections vs llvm-symbolizer on the uncompressed files");
+}
+
+/// A dwz supplementary file and a `.dwp` merged into the debuglink target
+/// (fixtures/local-builds, checked against llvm-symbolizer in tests/local_builds.rs),
+/// compressed with zstd, answer as before.
+#[test]
+fn zstd_compressed_dwz_and_dwp_in_the_debug_file_answer_as_before() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/local-builds");
+    let dir = scratch("decompression-zstd-local-builds");
+    let oracle = |case: &str| -> (String, Vec<u64>) {
+        let v: Value = serde_json::from_slice(
+            &std::fs::read(root.join(format!("{case}.oracle.json"))).unwrap(),
+        )
+        .unwrap();
+        let offsets = v["addresses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| parse_hex(a["module_offset"].as_str().unwrap()))
+            .collect();
+        (v["breakpad_id"].as_str().unwrap().to_string(), offsets)
+    };
+    for (case, packed) in [
+        ("dwz", &["widget", "common.dwz"][..]),
+        ("dwp-in-dbg", &["widget.dbg"][..]),
+    ] {
+        let from = root.join(case);
+        let to = dir.join(case);
+        if !zstd_copies(&from, &to, packed) {
+            return;
+        }
+        // The stripped dwp-in-dbg binary, its .gnu_debuglink's CRC made again (as a build
+        // compressing its debug file before linking to it has it).
+        if !packed.contains(&"widget") {
+            std::fs::copy(from.join("widget"), to.join("widget")).unwrap();
+            relink(&to, "widget", "widget.dbg");
+        }
+        let (id, offsets) = oracle(case);
+        let got = result_in(&[&to], "widget", &id, &offsets);
+        assert!(got["module_errors"].is_null(), "{case}: {got}");
+        let twin = result_in(&[&from], "widget", &id, &offsets);
+        assert_eq!(got["stacks"], twin["stacks"], "{case}");
+        let lines = frames_of(&got)
+            .iter()
+            .filter(|f| f.get("inlines").is_some())
+            .count();
+        assert!(lines > 10, "{case}: {lines} frames with inlines");
+    }
+}
+
+/// Debug sections that cannot be read (here a zstd stream with a broken frame) do not
+/// lose the module: its symbol table answers, `module_errors` names the section and the
+/// cause, and stderr says the same rather than advising to build with `-g`.
+#[test]
+fn unreadable_debug_sections_leave_the_symbol_table_and_name_the_cause() {
+    let t = Truth::load(&corpus().join("truth/elf/libmathlib.so.truth.json"));
+    let dir = scratch("decompression-zstd-broken");
+    if !zstd_copies(&corpus().join("elf"), &dir, &["libmathlib.so"]) {
+        return;
+    }
+    // Every zstd frame magic broken: whichever section is read first fails.
+    let path = dir.join("libmathlib.so");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let magic = [0x28, 0xb5, 0x2f, 0xfd];
+    let mut broken = 0;
+    for i in 0..bytes.len().saturating_sub(4) {
+        if bytes[i..i + 4] == magic {
+            bytes[i] = 0;
+            broken += 1;
+        }
+    }
+    assert!(broken > 3, "{broken} frames");
+    std::fs::write(&path, &bytes).unwrap();
+    let id = t.breakpad_id();
+    let req = tempfile(&serde_json::to_vec(&job("libmathlib.so", &id, &t.offsets())).unwrap());
+    let out = Command::new(BIN)
+        .args(["query", "--symbol-dir", dir.to_str().unwrap()])
+        .args(["/symbolicate/v5", req.to_str().unwrap()])
+        .env_remove("DEBUGINFOD_URLS")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["results"][0];
+    let key = format!("libmathlib.so/{id}");
+    assert_eq!(r["found_modules"][&key], json!(true), "{r}");
+    let errors = r["module_errors"][&key].to_string();
+    assert!(
+        errors.contains("ParseError") && errors.contains("corrupt zstd data"),
+        "{errors}"
+    );
+    let mut named = 0;
+    for (frame, entry) in frames_of(r).iter().zip(&t.addresses) {
+        let symtab = &entry["expect"]["symtab"];
+        if entry["expect"]["found"] != json!(true) || symtab.is_null() {
+            continue;
+        }
+        assert_eq!(frame["function"], symtab["name"], "{frame}");
+        named += 1;
+    }
+    assert!(named > 10, "{named} frames checked");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("debug info not read") && stderr.contains("corrupt zstd data"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("-g"), "{stderr}");
 }

@@ -257,6 +257,42 @@ fn dwp_sections_inside_the_debuglink_file() {
     table.finish(".dwp merged into the .dbg vs llvm-symbolizer with the .dwp, every instruction");
 }
 
+#[test]
+fn zstd_compressed_by_clang_and_lld() {
+    let mut table = Agreement::default();
+    agree(&mut table, "zstd-clang", &fixtures().join("zstd-clang"));
+    table.finish("clang -gz=zstd vs llvm-symbolizer on the decompressed copy, every instruction");
+}
+
+/// An assembly file's functions: line rows, no subprogram DIE. The symbol table names
+/// them and the line table gives file and line, on the batch path (every instruction at
+/// once) and the one-by-one path (each address alone), as llvm-symbolizer answers.
+#[test]
+fn functions_with_line_rows_and_no_die_get_their_lines() {
+    let mut table = Agreement::default();
+    let dir = fixtures().join("asm-lines");
+    agree(&mut table, "asm-lines", &dir);
+    table.finish("code without subprogram DIEs vs llvm-symbolizer, every instruction");
+    let o = oracle("asm-lines");
+    let mut checked = 0;
+    for a in &o.addresses {
+        let want = a["frames_innermost_first"].as_array().unwrap();
+        if !want[0]["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("lines.S"))
+        {
+            continue;
+        }
+        let offset = parse_hex(a["module_offset"].as_str().unwrap());
+        let (result, _) = symbolicate(&dir, &o, &[offset]);
+        let frame = &frames_of(&result)[0];
+        check(frame, want).unwrap_or_else(|e| panic!("{offset:#x} alone: {e}"));
+        assert!(frame["line"].is_u64(), "{frame}");
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked} addresses in lines.S");
+}
+
 /// The OSO fixture in a scratch folder, `main.o` with modification time `mtime` (git
 /// does not keep times; the debug map recorded 1700000000).
 fn oso_copy(name: &str, mtime: u64) -> PathBuf {

@@ -2,16 +2,16 @@
 //! that hold code, DWARF (ELF, Mach-O), and a table of functions (symbols, unwind tables;
 //! a PE without its PDB: exports bounded by `.pdata`).
 
-use super::dwarf::DwarfResolver;
+use super::dwarf::{DwarfResolver, Found};
 use super::funcs::FunctionTable;
-use super::{LoadError, Symbolized};
+use super::{LoadError, LoadErrorKind, Symbolized};
 
 const ONE_BY_ONE: &str = "PROFILER_SYMBOL_SERVER_ONE_BY_ONE";
 
 /// What the DWARF says of an address, for [`NativeModule::lookup_at`].
 enum DwarfAnswer {
-    /// The batch path's answer (`None`: no DWARF function there).
-    Batch(Option<Symbolized>),
+    /// The batch path's answer (`None`: nothing in the DWARF there).
+    Batch(Option<Found>),
     /// Not known yet: addr2line is asked.
     Ask,
 }
@@ -39,7 +39,41 @@ pub struct NativeModule {
     pub warnings: Vec<LoadError>,
 }
 
+/// The DWARF if it could be read. If not (sections past the module's decompression
+/// `budget`, corrupt compressed data or DWARF), a warning in `warnings` says why and the
+/// module answers from its symbol and unwind tables: a module is not lost for its debug
+/// sections.
+pub fn readable_dwarf(
+    dwarf: Result<Option<DwarfResolver>, String>,
+    budget: &super::section::Budget,
+    debug_file: &std::path::Path,
+    warnings: &mut Vec<LoadError>,
+) -> Option<DwarfResolver> {
+    let e = match dwarf {
+        Ok(d) => return d,
+        Err(e) => e,
+    };
+    let kind = if budget.exceeded() {
+        LoadErrorKind::DecompressionLimit
+    } else {
+        LoadErrorKind::ParseError
+    };
+    warnings.push(LoadError::new(kind, debug_file, e));
+    None
+}
+
 impl NativeModule {
+    /// Why the module's debug info could not be read (it answers from its symbol tables):
+    /// the warning [`readable_dwarf`] left.
+    pub fn unreadable_dwarf(&self) -> Option<&LoadError> {
+        self.warnings.iter().find(|w| {
+            matches!(
+                w.kind,
+                LoadErrorKind::DecompressionLimit | LoadErrorKind::ParseError
+            )
+        })
+    }
+
     pub fn cost(&self) -> u64 {
         self.dwarf.as_ref().map_or(0, |d| d.cost())
             + self.debug_map.as_ref().map_or(0, |m| m.cost())
@@ -117,13 +151,19 @@ impl NativeModule {
 
     /// `dwarf`: the DWARF answer when the batch path gave it.
     fn lookup_at(&self, addr: u64, dwarf: DwarfAnswer) -> Option<Symbolized> {
+        let mut lines = None;
         if let Some(d) = &self.dwarf {
             let found = match dwarf {
                 DwarfAnswer::Batch(known) => known,
                 DwarfAnswer::Ask => d.lookup_named(addr, &|entry| self.symbol_at(entry)),
             };
-            if let Some(s) = found {
-                return Some(s);
+            match found {
+                Some(Found::Function(s)) => return Some(s),
+                // Line rows without a subprogram: for the symbol table's function. Not
+                // where symbols have no size: they reach over the padding after a
+                // function, which its last row may cover.
+                Some(rows @ Found::Line { .. }) if !self.unsized_symbols => lines = Some(rows),
+                _ => {}
             }
             if self.unsized_symbols && d.covers(addr) {
                 return None;
@@ -142,6 +182,10 @@ impl NativeModule {
         if let Some(s) = self.debug_map.as_ref().and_then(|m| m.lookup(addr)) {
             return Some(s);
         }
-        self.symbols.lookup(addr)
+        let symbol = self.symbols.lookup(addr);
+        match lines {
+            Some(rows) => rows.or_lines_of(symbol),
+            None => symbol,
+        }
     }
 }

@@ -2,8 +2,8 @@
 //! (decompressed when the file compresses it) and the file's byte order, for gimli.
 //!
 //! Debug files come from symbol servers and are untrusted: a compressed section's header
-//! says how big it inflates, and a few MB of zlib can claim (and hold) gigabytes. Every
-//! module therefore has one [`Budget`] of decompressed bytes for all its sections.
+//! says how big it inflates, and a few MB of zlib or zstd can claim (and hold) gigabytes.
+//! Every module therefore has one [`Budget`] of decompressed bytes for all its sections.
 
 use std::cell::Cell;
 use std::io::Read;
@@ -78,7 +78,8 @@ impl Budget {
     }
 }
 
-/// A section's bytes, decompressed (`SHF_COMPRESSED` or `.zdebug_*`) within the module's
+/// A section's bytes, decompressed (`SHF_COMPRESSED` with zlib or zstd, or `.zdebug_*`)
+/// within the module's
 /// `budget`; `None` if absent. Uncompressed sections stay ranges of `bytes` (the mapped
 /// file `file` was parsed from).
 pub fn section_data(
@@ -97,11 +98,24 @@ pub fn section_data(
         .map_err(|e| format!("section {name}: {e}"))?;
     match compressed.format {
         object::CompressionFormat::None => Ok(Some(Bytes::of(bytes, compressed.data))),
-        object::CompressionFormat::Zlib => {
-            inflate(name, compressed.data, compressed.uncompressed_size, budget)
-                .map(|out| Some(Bytes::Owned(Rc::new(out))))
+        format @ (object::CompressionFormat::Zlib | object::CompressionFormat::Zstandard) => {
+            let codec = if format == object::CompressionFormat::Zlib {
+                Codec::Zlib
+            } else {
+                Codec::Zstd
+            };
+            inflate(
+                name,
+                codec,
+                compressed.data,
+                compressed.uncompressed_size,
+                budget,
+            )
+            .map(|out| Some(Bytes::Owned(Rc::new(out))))
         }
-        other => Err(format!("section {name}: unsupported compression {other:?}")),
+        other => Err(format!(
+            "section {name}: unsupported compression {other:?} (zlib and zstd are read)"
+        )),
     }
 }
 
@@ -115,11 +129,25 @@ pub fn by_name<'d, 'f>(file: &'f object::File<'d>, name: &str) -> Option<object:
     })
 }
 
-/// Inflates a zlib stream whose header says it holds `claimed` bytes. A claim over what
+/// The compressions of `SHF_COMPRESSED` sections (`ELFCOMPRESS_ZLIB`, `ELFCOMPRESS_ZSTD`;
+/// `.zdebug_*` is zlib).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Codec {
+    Zlib,
+    Zstd,
+}
+
+/// Decompresses a stream whose header says it holds `claimed` bytes. A claim over what
 /// the budget has left is refused before any work (true or not, the section cannot be
 /// used); otherwise at most `claimed` bytes are read, into a buffer that grows as they
 /// come (a lying header reserves nothing).
-fn inflate(name: &str, data: &[u8], claimed: u64, budget: &Budget) -> Result<Vec<u8>, String> {
+fn inflate(
+    name: &str,
+    codec: Codec,
+    data: &[u8],
+    claimed: u64,
+    budget: &Budget,
+) -> Result<Vec<u8>, String> {
     let left = budget.left();
     if claimed > left {
         budget.exceeded.set(true);
@@ -132,10 +160,17 @@ fn inflate(name: &str, data: &[u8], claimed: u64, budget: &Budget) -> Result<Vec
     }
     let size = usize::try_from(claimed).map_err(|_| format!("section {name}: too large"))?;
     let mut out = Vec::new();
-    flate2::read::ZlibDecoder::new(data)
-        .take(claimed)
-        .read_to_end(&mut out)
-        .map_err(|e| format!("section {name}: corrupt zlib data: {e}"))?;
+    let read = match codec {
+        Codec::Zlib => flate2::read::ZlibDecoder::new(data)
+            .take(claimed)
+            .read_to_end(&mut out),
+        Codec::Zstd => unzstd(data, claimed, &mut out),
+    };
+    let codec = match codec {
+        Codec::Zlib => "zlib",
+        Codec::Zstd => "zstd",
+    };
+    read.map_err(|e| format!("section {name}: corrupt {codec} data: {e}"))?;
     budget
         .used
         .set(budget.used.get().saturating_add(out.len() as u64));
@@ -148,6 +183,34 @@ fn inflate(name: &str, data: &[u8], claimed: u64, budget: &Budget) -> Result<Vec
     // Gives back the slack of the buffer's doubling (glibc shrinks a big block in place).
     out.shrink_to_fit();
     Ok(out)
+}
+
+/// Decodes zstd frames (a section may hold several, and skippable frames) until `claimed`
+/// bytes are out. A frame's window may reach the section's size and no further (past the
+/// 8 MiB every decoder must accept): a small section packed in one call has a window of its
+/// whole content, and a bigger window could only be a lie to make the decoder allocate.
+fn unzstd(mut data: &[u8], claimed: u64, out: &mut Vec<u8>) -> std::io::Result<usize> {
+    use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+    let window = claimed.max(8 << 20);
+    while !data.is_empty() && (out.len() as u64) < claimed {
+        let frame =
+            match ruzstd::decoding::StreamingDecoder::new_with_max_window_size(&mut data, window) {
+                Ok(frame) => frame,
+                Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
+                    length,
+                    ..
+                })) => {
+                    data = usize::try_from(length)
+                        .ok()
+                        .and_then(|n| data.get(n..))
+                        .ok_or_else(|| std::io::Error::other("truncated skippable frame"))?;
+                    continue;
+                }
+                Err(e) => return Err(std::io::Error::other(e)),
+            };
+        frame.take(claimed - out.len() as u64).read_to_end(out)?;
+    }
+    Ok(out.len())
 }
 
 pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
@@ -189,12 +252,14 @@ mod tests {
         let b = budget(0);
         let packed = zlib(&vec![0; 40 << 20]);
         assert_eq!(
-            inflate(".debug_info", &packed, 40 << 20, &b).unwrap().len(),
+            inflate(".debug_info", Codec::Zlib, &packed, 40 << 20, &b)
+                .unwrap()
+                .len(),
             40 << 20
         );
         assert!(!b.exceeded());
         // 24 MiB left of the 64 MiB floor: the same 40 MiB again is refused, unread.
-        let e = inflate(".debug_str", &packed, 40 << 20, &b).unwrap_err();
+        let e = inflate(".debug_str", Codec::Zlib, &packed, 40 << 20, &b).unwrap_err();
         assert!(
             e.contains(".debug_str") && e.contains("limit of 67108864"),
             "{e}"
@@ -206,11 +271,43 @@ mod tests {
     fn a_header_claiming_less_than_the_stream_holds_reads_only_the_claim() {
         let b = budget(0);
         let packed = zlib(&vec![0; 8 << 20]);
-        let out = inflate(".debug_info", &packed, 1000, &b).unwrap();
+        let out = inflate(".debug_info", Codec::Zlib, &packed, 1000, &b).unwrap();
         assert_eq!(out.len(), 1000);
         assert_eq!(b.used.get(), 1000);
         // Claiming more than it holds is corrupt, and said so.
-        let e = inflate(".debug_line", &zlib(b"abc"), 10, &b).unwrap_err();
+        let e = inflate(".debug_line", Codec::Zlib, &zlib(b"abc"), 10, &b).unwrap_err();
         assert!(e.contains("decompressed to 3 bytes, expected 10"), "{e}");
+    }
+
+    fn zstd(data: &[u8]) -> Vec<u8> {
+        ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+    }
+
+    #[test]
+    fn zstd_sections_inflate_frame_after_frame_within_the_budget() {
+        let b = budget(0);
+        let text: Vec<u8> = (0..300_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        // Two frames, with a skippable frame between (lld writes pieces; any may come).
+        let mut packed = zstd(&text[..500_000]);
+        packed.extend_from_slice(&0x184D_2A50u32.to_le_bytes());
+        packed.extend_from_slice(&3u32.to_le_bytes());
+        packed.extend_from_slice(b"xyz");
+        packed.extend(zstd(&text[500_000..]));
+        let out = inflate(".debug_info", Codec::Zstd, &packed, text.len() as u64, &b).unwrap();
+        assert!(out == text);
+        assert_eq!(b.used.get(), text.len() as u64);
+        // Past the budget: refused unread, as zlib.
+        let e = inflate(".debug_str", Codec::Zstd, &packed, 100 << 20, &b).unwrap_err();
+        assert!(e.contains("limit of 67108864"), "{e}");
+        // Truncated or shorter than claimed: said so.
+        let e = inflate(".debug_line", Codec::Zstd, &packed[..1000], 1 << 20, &b).unwrap_err();
+        assert!(e.contains("section .debug_line:"), "{e}");
+        let e = inflate(".debug_line", Codec::Zstd, &zstd(b"abc"), 10, &b).unwrap_err();
+        assert!(e.contains("decompressed to 3 bytes, expected 10"), "{e}");
+        // A claim shorter than the stream: only the claim is read.
+        let out = inflate(".debug_line", Codec::Zstd, &packed, 1000, &b).unwrap();
+        assert!(out == text[..1000]);
     }
 }

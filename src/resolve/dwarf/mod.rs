@@ -229,7 +229,10 @@ impl DwarfResolver {
     /// Resolves an address of the file's own address space. `None` when no DWARF
     /// subprogram covers it (line-table rows alone do not make a function).
     pub fn lookup(&self, addr: u64) -> Option<Symbolized> {
-        self.lookup_named(addr, &|_| None)
+        match self.lookup_named(addr, &|_| None)? {
+            Found::Function(s) => Some(s),
+            Found::Line { .. } => None,
+        }
     }
 
     /// As [`Self::lookup`]; `symbol_at(entry)` is the symbol table's name at a function's
@@ -239,7 +242,7 @@ impl DwarfResolver {
         &self,
         addr: u64,
         symbol_at: &dyn Fn(u64) -> Option<Text>,
-    ) -> Option<Symbolized> {
+    ) -> Option<Found> {
         let mut iter = self.finish(self.ctx()?.find_frames(addr)).ok()?;
         let mut frames = Vec::new();
         // The unit's language, the same on every frame.
@@ -267,7 +270,7 @@ impl DwarfResolver {
         &self,
         addrs: &[u64],
         symbol_at: &dyn Fn(u64) -> Option<Text>,
-        found: &mut dyn FnMut(usize, Option<Symbolized>),
+        found: &mut dyn FnMut(usize, Option<Found>),
     ) -> Vec<usize> {
         let units = &self.units;
         let mut left = Vec::new();
@@ -322,13 +325,19 @@ impl DwarfResolver {
         addr: u64,
         frames: &[Frame],
         symbol_at: &dyn Fn(u64) -> Option<Text>,
-    ) -> Option<Symbolized> {
+    ) -> Option<Found> {
         let named = |f: &Frame| {
             f.name
                 .map(|name| addr2line::FunctionName { name, language })
         };
         let outer = frames.last()?;
-        let die = outer.die?;
+        // No subprogram, a line row (addr2line's frame without a function).
+        let Some(die) = outer.die else {
+            return Some(Found::Line {
+                file: outer.file.clone()?,
+                line: outer.line,
+            });
+        };
         let (entry, size, part_start) = function_extent(unit, die, addr)?;
         let function = match named(outer).as_ref() {
             // A C++ function's symbol is mangled unless it is `extern "C"`: either way
@@ -355,14 +364,38 @@ impl DwarfResolver {
                 line: f.line,
             })
             .collect();
-        Some(Symbolized {
+        Some(Found::Function(Symbolized {
             function,
             function_offset,
             function_size: Some(size),
             file: outer.file.clone(),
             line: outer.line,
             inlines,
-        })
+        }))
+    }
+}
+
+/// What DWARF says of an address.
+pub enum Found {
+    /// A subprogram holds it: the function, its inline chain, file and line.
+    Function(Symbolized),
+    /// No subprogram does, a line row does: code the compiler described by lines alone
+    /// (an assembly file's functions, code folded into one whose DIE is elsewhere). The
+    /// function is the symbol table's, the file and line these (llvm-symbolizer's answer).
+    Line { file: Text, line: Option<u32> },
+}
+
+impl Found {
+    /// `function` (the symbol table's answer) with this file and line if it has none.
+    pub fn or_lines_of(self, function: Option<Symbolized>) -> Option<Symbolized> {
+        match self {
+            Found::Function(s) => Some(s),
+            Found::Line { file, line } => function.map(|f| Symbolized {
+                file: f.file.or(Some(file)),
+                line: f.line.or(line),
+                ..f
+            }),
+        }
     }
 }
 

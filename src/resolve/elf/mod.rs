@@ -186,8 +186,8 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
 
 /// The DWARF of `debug` (the binary or its separate debug file), with its dwz
 /// supplementary file and any `.dwp` sections merged into a separate debug file. DWARF
-/// whose sections decompress past the module's budget is left out with a warning: the
-/// symbol tables still answer.
+/// that cannot be read (sections past the module's budget, corrupt) is left out with a
+/// warning: the symbol tables still answer.
 fn load_dwarf(
     debug: &object::File<'_>,
     debug_path: &Path,
@@ -232,15 +232,7 @@ fn load_dwarf(
         binary,
         companions,
     );
-    match dwarf {
-        Err(e) if budget.exceeded() => {
-            warnings.push(LoadError::new(
-                LoadErrorKind::DecompressionLimit,
-                debug_path,
-                e,
-            ));
-            Ok(None)
-        }
-        other => other.map_err(|e| LoadError::new(LoadErrorKind::ParseError, debug_path, e)),
-    }
+    Ok(super::native::readable_dwarf(
+        dwarf, &budget, debug_path, warnings,
+    ))
 }

@@ -141,14 +141,7 @@ pub fn load(
         budget.clone(),
     );
     let mut warnings = Vec::new();
-    // Sections past the budget of decompressed bytes: the symbol table still answers.
-    let dwarf = match dwarf {
-        Err(e) if budget.exceeded() => {
-            warnings.push(LoadError::new(LoadErrorKind::DecompressionLimit, path, e));
-            None
-        }
-        other => other.map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, e))?,
-    };
+    let dwarf = super::native::readable_dwarf(dwarf, &budget, path, &mut warnings);
     let debug_map = match dwarf {
         None => oso::load(member, path, ctx, &mut warnings),
         Some(_) => None,

@@ -17,7 +17,7 @@ use object::read::macho::{MachHeader, MachOFile, Nlist};
 use object::{Object, ObjectSymbol};
 
 use crate::resolve::bytes::FileBytes;
-use crate::resolve::dwarf::DwarfResolver;
+use crate::resolve::dwarf::{DwarfResolver, Found};
 use crate::resolve::section::{Budget, endian_of, section_data};
 use crate::resolve::{Companion, LoadContext, LoadError, LoadErrorKind, Symbolized};
 
@@ -271,9 +271,21 @@ impl DebugMap {
         let name = f.name.strip_prefix('_').unwrap_or(&f.name);
         let symbol_at =
             |entry: u64| (entry == start).then(|| crate::resolve::demangle(name).into());
-        parsed
+        let found = parsed
             .dwarf
-            .lookup_named(start.checked_add(addr - f.start)?, &symbol_at)
+            .lookup_named(start.checked_add(addr - f.start)?, &symbol_at)?;
+        match found {
+            Found::Function(s) => Some(s),
+            // Rows without a subprogram: the debug map's function (sized) gets them.
+            rows => rows.or_lines_of(Some(Symbolized {
+                function: crate::resolve::demangle(name).into(),
+                function_offset: addr - f.start,
+                function_size: Some(f.size),
+                file: None,
+                line: None,
+                inlines: Vec::new(),
+            })),
+        }
     }
 
     /// The compilation directory of the object's unit holding `addr`.

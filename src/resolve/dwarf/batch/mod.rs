@@ -154,7 +154,14 @@ pub(super) fn unit_frames(
                 }
             };
             let Some(f) = f else {
-                return Ok(Vec::new());
+                // No function: the row alone, as addr2line's frame without a function.
+                let frames = location.map(|(idx, line)| Frame {
+                    die: None,
+                    name: None,
+                    file: file_of(idx),
+                    line: (line != 0).then_some(line),
+                });
+                return Ok(frames.into_iter().collect());
             };
             // Every function holding an address asked is a candidate.
             let cand = &cands[funcs[f].ok_or(Fallback::Unreadable)?];
