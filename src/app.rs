@@ -18,7 +18,8 @@ pub const EXIT_USAGE: u8 = 2;
 /// and `query` starts every download a request needs before waiting for any (its loop
 /// around `Api::handle_or_wait`); `symbolicate` waits, after `SymbolStore::fetch_all` has
 /// fetched what the profile needs all at once.
-fn store(opts: SymbolOptions, blocking: bool) -> SymbolStore {
+fn store(mut opts: SymbolOptions, blocking: bool) -> SymbolStore {
+    opts.one_by_one = std::env::var_os("PROFILER_SYMBOL_SERVER_ONE_BY_ONE").is_some();
     let nt = std::env::var("_NT_SYMBOL_PATH").ok();
     let debuginfod = std::env::var("DEBUGINFOD_URLS").ok();
     let remote = crate::remote::Remote::new(&opts, nt.as_deref(), debuginfod.as_deref(), blocking);

@@ -1,6 +1,6 @@
 //! The batch DWARF path against addr2line, on mutated ELF files: every answer of one
 //! many-address lookup must equal the answer addr2line gives address by address
-//! (`PROFILER_SYMBOL_SERVER_ONE_BY_ONE`, the reference `tests/batch.rs` compares with).
+//! (`LoadContext::one_by_one`, the reference `tests/batch.rs` compares with).
 //! The file is opened for its own debug ID, once per path (no state shared between them),
 //! and asked densely over the first 12 KiB of module offsets (the seeds' code and padding).
 //! A different answer, or a panic outside the `open` that contains parser panics, is a
@@ -10,12 +10,11 @@ use libfuzzer_sys::fuzz_target;
 use profiler_symbol_server::fuzzing::{Companion, DebugId, LoadContext, Module, open};
 use std::path::Path;
 
-const ONE_BY_ONE: &str = "PROFILER_SYMBOL_SERVER_ONE_BY_ONE";
-
-/// The module at `path`, for whatever debug ID it has.
-fn load(path: &Path) -> Option<Module> {
+/// The module at `path`, for whatever debug ID it has; `one_by_one`: every address
+/// through addr2line alone.
+fn load(path: &Path, one_by_one: bool) -> Option<Module> {
     let none = |_: &Path, _: Companion<'_>| Vec::new();
-    let ctx = LoadContext { path, companions: &none, verbose: false };
+    let ctx = LoadContext { path, companions: &none, verbose: false, one_by_one };
     let want = DebugId::new("00000000000000000000000000000000A");
     match open::open(&want, &ctx) {
         Ok(m) => Some(m),
@@ -26,18 +25,6 @@ fn load(path: &Path) -> Option<Module> {
             .and_then(|r| r.split([',', ' ']).next())
             .and_then(|id| open::open(&DebugId::new(id), &ctx).ok()),
         Err(_) => None,
-    }
-}
-
-fn set_one_by_one(on: bool) {
-    // SAFETY: libFuzzer runs the target on one thread; nothing else reads the
-    // environment meanwhile.
-    unsafe {
-        if on {
-            std::env::set_var(ONE_BY_ONE, "1");
-        } else {
-            std::env::remove_var(ONE_BY_ONE);
-        }
     }
 }
 
@@ -52,12 +39,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let offsets: Vec<u64> = (0..0x3000u64).collect();
-    set_one_by_one(false);
-    let Some(batch) = load(&path) else { return };
+    let Some(batch) = load(&path, false) else { return };
     let batch = batch.lookup_sorted(&offsets);
-    set_one_by_one(true);
-    let single = load(&path).map(|m| m.lookup_sorted(&offsets));
-    set_one_by_one(false);
+    let single = load(&path, true).map(|m| m.lookup_sorted(&offsets));
     let Some(single) = single else {
         panic!("the file opened once and not again");
     };

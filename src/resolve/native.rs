@@ -6,8 +6,6 @@ use super::dwarf::{DwarfResolver, Found};
 use super::funcs::FunctionTable;
 use super::{LoadError, LoadErrorKind, Symbolized};
 
-const ONE_BY_ONE: &str = "PROFILER_SYMBOL_SERVER_ONE_BY_ONE";
-
 /// What the DWARF says of an address, for [`NativeModule::lookup_at`].
 enum DwarfAnswer {
     /// The batch path's answer (`None`: nothing in the DWARF there).
@@ -34,6 +32,9 @@ pub struct NativeModule {
     /// The symbols carry no size (Mach-O, PE exports): each reaches to the next function start,
     /// over any padding. Where DWARF describes the code, its units say where none is.
     pub unsized_symbols: bool,
+    /// Every address through addr2line alone, never the batch path (see
+    /// [`super::LoadContext::one_by_one`]).
+    pub one_by_one: bool,
     /// Companion files found but rejected (e.g. a `.gnu_debuglink` target whose CRC
     /// differs): reported in `module_errors` although the module itself was found.
     pub warnings: Vec<LoadError>,
@@ -119,9 +120,7 @@ impl NativeModule {
             .enumerate()
             .filter_map(|(i, &o)| Some((i, self.base.checked_add(o).filter(|&a| self.in_code(a))?)))
             .collect();
-        // PROFILER_SYMBOL_SERVER_ONE_BY_ONE: every address through addr2line alone (the
-        // reference the batch path is tested against; slower on big requests).
-        let batch = offsets.len() > 1 && std::env::var_os(ONE_BY_ONE).is_none();
+        let batch = offsets.len() > 1 && !self.one_by_one;
         let mut left: Vec<usize> = (0..addrs.len()).collect();
         if let Some(d) = self.dwarf.as_ref().filter(|_| batch) {
             let wanted: Vec<u64> = addrs.iter().map(|a| a.1).collect();

@@ -213,6 +213,7 @@ impl SymbolStore {
                     path: shown,
                     companions: &none,
                     verbose: self.opts.verbose,
+                    one_by_one: self.opts.one_by_one,
                 };
                 resolve::open::open_image(image, breakpad_id, &ctx)
             }
@@ -345,6 +346,7 @@ impl SymbolStore {
             path,
             companions: &companions,
             verbose: self.opts.verbose,
+            one_by_one: self.opts.one_by_one,
         };
         resolve::open::open(breakpad_id, &ctx)
     }

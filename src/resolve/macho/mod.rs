@@ -159,6 +159,7 @@ pub fn load(
             &super::funcs::code_sections(&file),
         ),
         unsized_symbols: true,
+        one_by_one: false,
         debug_map,
         warnings,
     })
