@@ -143,7 +143,7 @@ pub fn parse_symbol_path(value: &str) -> SymbolPath {
 /// The GNU build ID of an ELF module, from the profile's code ID, when it is one: hex,
 /// and its first 16 bytes give the requested debug ID (which rules out PE and Mach-O
 /// code IDs).
-fn elf_build_id(lib: Option<&Lib>, breakpad_id: &DebugId) -> Option<String> {
+pub fn elf_build_id(lib: Option<&Lib>, breakpad_id: &DebugId) -> Option<String> {
     let code_id = lib?.code_id.as_deref()?.to_ascii_lowercase();
     if code_id.len() < 8
         || code_id.len() % 2 != 0

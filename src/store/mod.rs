@@ -276,17 +276,21 @@ impl SymbolStore {
         }
     }
 
-    /// Whether `path` lies in a folder that downloads fill: a remote source's cache or
-    /// a symbol server's `srv*CACHE*URL` folder (symlinks followed on both sides).
+    /// Whether `path` lies in a folder that downloads fill: a remote source's cache, the
+    /// debuginfod client's or a symbol server's `srv*CACHE*URL` folder (symlinks followed
+    /// on both sides).
     pub fn is_download_cache(&self, path: &Path) -> bool {
         let Ok(real) = path.canonicalize() else {
             return false;
         };
+        // The debuginfod client's cache is read without a server too (by build ID).
+        let debuginfod = crate::remote::cache::debuginfod_dir();
         let remote = self.remote.iter().flat_map(Remote::cache_dirs);
         self.server_caches
             .iter()
             .map(PathBuf::as_path)
             .chain(remote)
+            .chain(debuginfod.as_deref())
             .filter_map(|c| c.canonicalize().ok())
             .any(|c| real.starts_with(c))
     }
