@@ -300,3 +300,200 @@ fn libc_is_named_from_the_system_build_id_tree_without_the_binary() {
         .count();
     assert_eq!(named, offsets.len(), "{by_id:?}");
 }
+
+/// ld.so's entry stub, as glibc writes it: `_start` then `_dl_start_user`, untyped size-0
+/// labels in assembly that no DWARF describes (assembled without -g), beside C code with
+/// DWARF.
+const STUB: &str = "
+    .text
+    .p2align 4
+_start:
+    movq %rsp, %rdi
+    call helper_start@PLT
+_dl_start_user:
+    movq %rax, %r12
+    nop
+    nop
+    jmp *%r12
+";
+
+const STUB_C: &str = r#"
+__attribute__((noinline)) long helper_start(long sp) { return sp * 3 + 1; }
+__attribute__((noinline)) long other(long x) { return helper_start(x) ^ x; }
+"#;
+
+/// `nm -n` text symbols of `file`: (address, name), by address.
+fn nm_text(file: &Path) -> Vec<(u64, String)> {
+    let out = tool(
+        "nm",
+        &["-n", "--defined-only", file.to_str().unwrap()],
+        Path::new("."),
+    )
+    .unwrap();
+    out.lines()
+        .filter_map(
+            |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
+                [a, "t" | "T", n] => Some((parse_hex(a), n.to_string())),
+                _ => None,
+            },
+        )
+        .collect()
+}
+
+/// llvm-symbolizer's function name for each address of `file`.
+fn llvm_symbolizer(file: &Path, addrs: &[u64]) -> Option<Vec<String>> {
+    let obj = format!("--obj={}", file.display());
+    let mut args = vec![obj.as_str(), "--no-inlines"];
+    let hex: Vec<String> = addrs.iter().map(|a| format!("{a:#x}")).collect();
+    args.extend(hex.iter().map(String::as_str));
+    let out = tool("llvm-symbolizer", &args, Path::new("."))?;
+    // Two lines per address (function, location), then a blank line.
+    Some(
+        out.split("\n\n")
+            .filter(|b| !b.trim().is_empty())
+            .map(|b| b.lines().next().unwrap().to_string())
+            .collect(),
+    )
+}
+
+/// Answers for `offsets` of the module `name`, found by file name in `dir`.
+fn query(dir: &Path, name: &str, id: &str, offsets: &[u64]) -> Vec<Value> {
+    let answer = common::query_stdin(
+        &[
+            "-q",
+            "--symbol-dir",
+            dir.to_str().unwrap(),
+            "/symbolicate/v5",
+        ],
+        &[],
+        &json!({ "jobs": [job(name, id, offsets)] }),
+    );
+    frames_of(&answer["results"][0])
+}
+
+/// The stub's labels in the separate debug file name their code: each from its address
+/// to the next symbol of its section, as nm orders them and llvm-symbolizer names them;
+/// not `fun_<offset>` from the unwind tables or the entry point.
+fn check_entry_stub(debug: &Path, frames: &[Value], addrs: &[u64]) {
+    let syms = nm_text(debug);
+    let want = llvm_symbolizer(debug, addrs);
+    for (k, (f, &a)) in frames.iter().zip(addrs).enumerate() {
+        let i = syms.partition_point(|s| s.0 <= a) - 1;
+        let (start, name) = &syms[i];
+        assert!(
+            ["_start", "_dl_start_user"].contains(&name.as_str()),
+            "{a:#x}: {name}"
+        );
+        assert_eq!(f["function"].as_str(), Some(name.as_str()), "{a:#x}: {f}");
+        if let Some(w) = &want {
+            assert_eq!(&w[k], name, "llvm-symbolizer at {a:#x}");
+        }
+        assert_eq!(
+            f["function_offset"],
+            json!(format!("{:#x}", a - start)),
+            "{f}"
+        );
+        if let Some((next, _)) = syms.get(i + 1) {
+            assert_eq!(
+                f["function_size"],
+                json!(format!("{:#x}", next - start)),
+                "{f}"
+            );
+        }
+    }
+}
+
+/// A library built like ld.so (entry stub in assembly, C with DWARF), stripped, with its
+/// separate debug file in a build-ID tree.
+#[test]
+fn an_entry_stub_is_named_from_the_separate_debug_files_symbol_table() {
+    let dir = scratch("build-ids-stub");
+    std::fs::write(dir.join("stub.S"), STUB).unwrap();
+    std::fs::write(dir.join("c.c"), STUB_C).unwrap();
+    let built = tool("gcc", &["-c", "-fPIC", "-o", "stub.o", "stub.S"], &dir).and_then(|_| {
+        tool(
+            "gcc",
+            &[
+                "-g",
+                "-O1",
+                "-fPIC",
+                "-shared",
+                "-nostdlib",
+                "-Wl,--build-id",
+                "-o",
+                "libstub.so",
+                "stub.o",
+                "c.c",
+            ],
+            &dir,
+        )
+    });
+    if built.is_none() {
+        return;
+    }
+    let full = dir.join("libstub.so");
+    let (hex, id, base) = (build_id(&full), elf_debug_id(&full), elf_image_base(&full));
+    let syms = dir.join("D");
+    let debug = build_id_path(&syms, &hex);
+    std::fs::create_dir_all(debug.parent().unwrap()).unwrap();
+    let (f, d, s) = (
+        full.to_str().unwrap(),
+        debug.to_str().unwrap(),
+        syms.join("libstub.so"),
+    );
+    tool("objcopy", &["--only-keep-debug", f, d], &dir).unwrap();
+    tool(
+        "objcopy",
+        &["--strip-unneeded", f, s.to_str().unwrap()],
+        &dir,
+    )
+    .unwrap();
+    let labels = nm_text(&debug);
+    let at = |n: &str| labels.iter().find(|s| s.1 == n).unwrap().0;
+    let addrs = [
+        at("_start"),
+        at("_start") + 3,
+        at("_dl_start_user"),
+        at("_dl_start_user") + 4,
+    ];
+    let offsets: Vec<u64> = addrs.iter().map(|a| a - base).collect();
+    let frames = query(&syms, "libstub.so", &id, &offsets);
+    check_entry_stub(&debug, &frames, &addrs);
+}
+
+/// The real ld.so with libc6-dbg's debug file: `_start` and `_dl_start_user` named.
+#[test]
+fn ld_so_entry_stub_is_named_with_its_debug_package() {
+    let Some(ld) = ["/lib64/ld-linux-x86-64.so.2"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.is_file())
+    else {
+        skip("no x86_64 ld.so here", false);
+        return;
+    };
+    let ld = ld.canonicalize().unwrap();
+    let debug = build_id_path(Path::new("/usr/lib/debug"), &build_id(&ld));
+    if !debug.is_file() {
+        skip(
+            &format!("{} is not there (libc6-dbg)", debug.display()),
+            Path::new("/etc/debian_version").is_file(),
+        );
+        return;
+    }
+    let (id, base) = (elf_debug_id(&ld), elf_image_base(&ld));
+    let labels = nm_text(&debug);
+    let at = |n: &str| labels.iter().find(|s| s.1 == n).map(|s| s.0);
+    let (Some(start), Some(user)) = (at("_start"), at("_dl_start_user")) else {
+        skip(
+            "this ld.so's debug file has no _start/_dl_start_user",
+            false,
+        );
+        return;
+    };
+    let addrs = [start, start + 3, user, user + 4];
+    let offsets: Vec<u64> = addrs.iter().map(|a| a - base).collect();
+    let name = ld.file_name().unwrap().to_str().unwrap();
+    let frames = query(ld.parent().unwrap(), name, &id, &offsets);
+    check_entry_stub(&debug, &frames, &addrs);
+}
