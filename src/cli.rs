@@ -41,6 +41,9 @@ symbolicate [OPTIONS] PROFILE -o OUT [--sidecar[=PATH]]
     A processed profile (saved from the profiler) takes --sidecar only: -o would not
     merge and expand its frames as the profiler does; `load` it to symbolicate it.
     OUT and the sidecar appear together once both are complete, or not at all.
+    meta.presymbolicated is set only when every address in a lib got a name (the
+    profiler never symbolicates a profile so marked); otherwise stderr says how many
+    stayed unresolved and why, and the profiler symbolicates the rest when it opens OUT.
 ";
 
 const QUERY: &str = "\
@@ -119,7 +122,8 @@ OTHER:
     -V, --version               Print the version.
 
 EXIT CODES:
-    0 success, 1 runtime failure (unreadable file, port taken), 2 usage error.
+    0 success, 1 runtime failure (unreadable file, port taken), 2 usage error,
+    3 symbolicate: outputs written, but none of the addresses in libs got a name.
 ";
 
 /// The help text: the whole of it, or one mode's.
