@@ -153,6 +153,7 @@ pub fn run(inv: Invocation) -> u8 {
                     Handled::WaitForDownloads => api.wait_download(),
                 }
             };
+            api.say_advice();
             let (code, text) = match answer {
                 Ok(answer) => (EXIT_OK, answer.into_vec()),
                 Err(e) => {
