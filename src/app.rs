@@ -52,7 +52,13 @@ pub fn run(inv: Invocation) -> u8 {
             EXIT_OK
         }
         Command::Version => {
-            crate::out!("profiler-symbol-server {}", env!("CARGO_PKG_VERSION"));
+            // The platform too: a bug report then says which build it came from.
+            crate::out!(
+                "profiler-symbol-server {} ({} {})",
+                env!("CARGO_PKG_VERSION"),
+                std::env::consts::OS,
+                std::env::consts::ARCH
+            );
             EXIT_OK
         }
         Command::Load { profile, server } => {

@@ -250,7 +250,7 @@ pub fn symbolicate(
         // adding inline frames; renaming strings in place would give a different profile.
         let quoted = crate::log::shell_quote(&profile_path.to_string_lossy()).into_owned();
         return Err(CiError(format!(
-            "{}: this is a processed profile (saved from the profiler), which -o cannot symbolicate; open it with `profiler-symbol-server load {quoted}` (the profiler then symbolicates it through this server), or write its symbols with `profiler-symbol-server symbolicate {quoted} --sidecar` (without -o); nothing written",
+            "{}: this is a processed profile (the format the profiler saves and `samply record` writes), which -o cannot symbolicate; open it with `profiler-symbol-server load {quoted}` (the profiler then symbolicates it through this server), or write its symbols with `profiler-symbol-server symbolicate {quoted} --sidecar` (without -o); nothing written",
             profile_path.display()
         )));
     }

@@ -38,8 +38,9 @@ symbolicate [OPTIONS] PROFILE -o OUT [--sidecar[=PATH]]
     --sidecar writes the symbols of every address, with file/line and inline frames,
     as a .syms.json (default: PROFILE with its last extension replaced by syms.json),
     which `load` picks up beside the profile on a machine without the symbols.
-    A processed profile (saved from the profiler) takes --sidecar only: -o would not
-    merge and expand its frames as the profiler does; `load` it to symbolicate it.
+    A processed profile (what the profiler saves and samply records) takes --sidecar
+    only: -o would not merge and expand its frames as the profiler does; `load` it to
+    symbolicate it.
     OUT and the sidecar appear together once both are complete, or not at all.
     meta.presymbolicated is set only when every address in a lib got a name (the
     profiler never symbolicates a profile so marked); otherwise stderr says how many

@@ -203,3 +203,39 @@ fn counts_read_as_words_and_quiet_stays_silent_at_ctrl_c() {
         }
     }
 }
+
+/// `perf record`'s output given as the profile: said what it is and how to convert it
+/// (exit 2, as for any file that is no profile); `--version` names the platform too.
+#[test]
+fn a_perf_recording_gets_the_way_to_convert_it() {
+    let dir = scratch("messages-perf");
+    let perf = dir.join("perf.data");
+    let mut data = b"PERFILE2".to_vec();
+    data.resize(4096, 0);
+    std::fs::write(&perf, data).unwrap();
+    let out = dir.join("out.json");
+    let p = perf.to_str().unwrap();
+    for args in [
+        vec!["load", "--no-open", p],
+        vec!["symbolicate", p, "-o", out.to_str().unwrap()],
+    ] {
+        let o = Command::new(BIN).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("a Linux perf recording (perf.data), not a profile")
+                && err.contains(&format!("samply import {p} --save-only")),
+            "{err}"
+        );
+    }
+    assert!(!out.exists());
+    let o = Command::new(BIN).arg("--version").output().unwrap();
+    let v = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        v.starts_with(&format!(
+            "profiler-symbol-server {} (",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{v}"
+    );
+}
