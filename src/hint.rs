@@ -392,6 +392,22 @@ mod tests {
         quoted(&line.replace(&shown, "PATH"));
         let (line, _) = found("libfoo.so", &module, Some("URL"), None, false);
         quoted(&line.replace(&shown, "PATH"));
+        // PDB and Breakpad files of the corpus.
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/corpus");
+        let pdb_id = "76621AC462B7F1B04C4C44205044422E1";
+        for file in [
+            corpus.join("pe/mathlib.pdb"),
+            corpus.join(format!("breakpad/mathlib.pdb/{pdb_id}/mathlib.sym")),
+        ] {
+            let ctx = crate::resolve::LoadContext {
+                path: &file,
+                companions: &none,
+                verbose: false,
+            };
+            let module = crate::resolve::open::open(&pdb_id.into(), &ctx).unwrap();
+            let (line, _) = found("libfoo.so", &module, None, None, false);
+            quoted(&line.replace(&file.display().to_string(), "PATH"));
+        }
         // Another build: X and Y for the IDs.
         let wrong = "0123456789ABCDEF0123456789ABCDEF0";
         let e = crate::resolve::open::open(&wrong.into(), &ctx)
