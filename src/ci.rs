@@ -429,8 +429,9 @@ pub fn symbolicate(
 
     let outcome = Outcome { asked, resolved };
     if !quiet {
-        let outside = match total - asked {
-            0 => String::new(),
+        // A processed profile's frames are counted per distinct offset: no such note.
+        let outside = match total.saturating_sub(asked) {
+            n if n == 0 || processed => String::new(),
             n => format!(" ({n} outside every lib, kept as they are)"),
         };
         crate::elog!(

@@ -29,11 +29,11 @@ use http::{
     paced, path_refusal, preflight, read_body, send,
 };
 
-/// Largest request body accepted (413 beyond, the body left unread).
 /// Quiet this long after a request: the front-end's burst of symbolication requests is
 /// over, and the grouped advice about modules without debug info is said.
 const ADVICE_AFTER: std::time::Duration = std::time::Duration::from_millis(300);
 
+/// Largest request body accepted (413 beyond, the body left unread).
 pub const MAX_BODY: u64 = 64 << 20;
 /// Bodies being read or waiting to be answered, all connections together (503 beyond,
 /// the body left unread): four bodies at the limit, not 128.
