@@ -5,12 +5,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{BIN, Server, collect_stderr, elf_debug_id, job, scratch, tool};
+use common::{BIN, Server, elf_debug_id, job, scratch, tool};
 use serde_json::json;
 
 /// Polls `done` until it holds or `limit` passes (no fixed sleeps: the machine may be
@@ -142,8 +141,11 @@ fn verbose_lines_say_what_was_tried_in_words() {
 
 /// `load` with a one-lib profile says "1 library"; Ctrl-C ends it with "Stopped.",
 /// and with `-q` nothing at all is printed, to the end.
+#[cfg(unix)]
 #[test]
 fn counts_read_as_words_and_quiet_stays_silent_at_ctrl_c() {
+    use common::collect_stderr;
+    use std::io::{BufRead, BufReader};
     let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example/profile.json");
     for quiet in [false, true] {
         let mut cmd = Command::new(BIN);
