@@ -278,8 +278,10 @@ pub fn missing(
             match (first, looked) {
                 (Some(first), 1) => format!("{debug_name}: not found (looked at {first})"),
                 (Some(first), n) => format!(
-                    "{debug_name}: not found (looked at {first} and {} more places; -v lists them)",
-                    n - 1
+                    "{debug_name}: not found (looked at {first} and {}{})",
+                    crate::log::count(n as u64 - 1, "more place", "more places"),
+                    // With -v the places follow on this line.
+                    if verbose { "" } else { "; -v lists them" }
                 ),
                 (None, _) => format!("{debug_name}: not found"),
             }
