@@ -410,6 +410,17 @@ mod tests {
             let (line, _) = found("libfoo.so", &module, None, None, false);
             quoted(&line.replace(&file.display().to_string(), "PATH"));
         }
+        // The profile's sidecar.
+        let side = std::env::temp_dir().join(format!("pss-hint-{}.syms.json", std::process::id()));
+        let doc = serde_json::json!({"string_table": ["f"], "data": [{"debug_name": "libfoo.so",
+            "debug_id": pdb_id, "symbol_table": [{"rva": 0x100, "size": 4, "symbol": 0}],
+            "known_addresses": [[0x100, 0]]}]});
+        std::fs::write(&side, doc.to_string()).unwrap();
+        let loaded = crate::resolve::sidecar::load(&side);
+        let _ = std::fs::remove_file(&side);
+        let m = loaded.unwrap().into_values().next().unwrap();
+        let (line, _) = found("libfoo.so", &Module::Sidecar(m.into()), None, None, false);
+        quoted(&line);
         // Another build: X and Y for the IDs.
         let wrong = "0123456789ABCDEF0123456789ABCDEF0";
         let e = crate::resolve::open::open(&wrong.into(), &ctx)
