@@ -12,6 +12,8 @@ use crate::store::SymbolStore;
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
+/// `symbolicate`: the outputs were written, but none of the profile's addresses got a name.
+pub const EXIT_NOTHING_RESOLVED: u8 = 3;
 
 /// The symbol store of a mode. Whether a lookup waits for its download is decided here,
 /// once: the server loop must never sit in a download (it parks the request and polls),
@@ -51,7 +53,13 @@ pub fn run(inv: Invocation) -> u8 {
             EXIT_OK
         }
         Command::Version => {
-            crate::out!("profiler-symbol-server {}", env!("CARGO_PKG_VERSION"));
+            // The platform too: a bug report then says which build it came from.
+            crate::out!(
+                "profiler-symbol-server {} ({} {})",
+                env!("CARGO_PKG_VERSION"),
+                std::env::consts::OS,
+                std::env::consts::ARCH
+            );
             EXIT_OK
         }
         Command::Load { profile, server } => {
@@ -152,6 +160,7 @@ pub fn run(inv: Invocation) -> u8 {
                     Handled::WaitForDownloads => api.wait_download(),
                 }
             };
+            api.say_advice();
             let (code, text) = match answer {
                 Ok(answer) => (EXIT_OK, answer.into_vec()),
                 Err(e) => {
@@ -179,7 +188,8 @@ pub fn run(inv: Invocation) -> u8 {
             let quiet = symbols.quiet;
             let mut store = store(symbols, true);
             match crate::ci::symbolicate(&profile, output.as_deref(), sidecar, &mut store, quiet) {
-                Ok(()) => EXIT_OK,
+                Ok(outcome) if outcome.nothing_resolved() => EXIT_NOTHING_RESOLVED,
+                Ok(_) => EXIT_OK,
                 Err(e) => {
                     crate::elog!("error: {}", e.0);
                     EXIT_FAILURE

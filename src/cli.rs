@@ -38,9 +38,13 @@ symbolicate [OPTIONS] PROFILE -o OUT [--sidecar[=PATH]]
     --sidecar writes the symbols of every address, with file/line and inline frames,
     as a .syms.json (default: PROFILE with its last extension replaced by syms.json),
     which `load` picks up beside the profile on a machine without the symbols.
-    A processed profile (saved from the profiler) takes --sidecar only: -o would not
-    merge and expand its frames as the profiler does; `load` it to symbolicate it.
+    A processed profile (what the profiler saves and samply records) takes --sidecar
+    only: -o would not merge and expand its frames as the profiler does; `load` it to
+    symbolicate it.
     OUT and the sidecar appear together once both are complete, or not at all.
+    meta.presymbolicated is set only when every address in a lib got a name (the
+    profiler never symbolicates a profile so marked); otherwise stderr says how many
+    stayed unresolved and why, and the profiler symbolicates the rest when it opens OUT.
 ";
 
 const QUERY: &str = "\
@@ -119,7 +123,8 @@ OTHER:
     -V, --version               Print the version.
 
 EXIT CODES:
-    0 success, 1 runtime failure (unreadable file, port taken), 2 usage error.
+    0 success, 1 runtime failure (unreadable file, port taken), 2 usage error,
+    3 symbolicate: outputs written, but none of the addresses in libs got a name.
 ";
 
 /// The help text: the whole of it, or one mode's.

@@ -119,46 +119,61 @@ fn grouped_advice(kind: Advice, names: &[String]) -> String {
     if n > 3 {
         shown.push_str(", …");
     }
-    let what = if n == 1 {
+    let one = n == 1;
+    let what = if one {
         "1 library has".to_string()
     } else {
         format!("{n} libraries have")
     };
-    let todo = match kind {
-        Advice::Firefox => "pass --breakpad-symbol-server https://symbols.mozilla.org/",
-        Advice::DistroPackage => "install their -dbgsym packages, or set DEBUGINFOD_URLS",
-        Advice::Windows => "put their PDBs beside them or pass --windows-symbol-server URL",
-        Advice::Mac => "pass --symbol-dir DIR holding their .dSYM bundles",
-        Advice::MacSystem => {
-            "pass --dyld-shared-cache PATH (the cache of the Mac that recorded it)"
+    let todo = match (kind, one) {
+        (Advice::Firefox, _) => "pass --breakpad-symbol-server https://symbols.mozilla.org/",
+        (Advice::DistroPackage, true) => "install its -dbgsym package, or set DEBUGINFOD_URLS",
+        (Advice::DistroPackage, false) => "install their -dbgsym packages, or set DEBUGINFOD_URLS",
+        (Advice::Windows, true) => "put its PDB beside it or pass --windows-symbol-server URL",
+        (Advice::Windows, false) => {
+            "put their PDBs beside them or pass --windows-symbol-server URL"
         }
-        Advice::LocalBuild => "build them with -g, or pass --symbol-dir DIR with their debug files",
+        (Advice::Mac, true) => "pass --symbol-dir DIR holding its .dSYM bundle",
+        (Advice::Mac, false) => "pass --symbol-dir DIR holding their .dSYM bundles",
+        (Advice::MacSystem, _) => {
+            "pass --dyld-shared-cache PATH (the cache of the Mac that recorded the profile)"
+        }
+        (Advice::LocalBuild, true) => {
+            "build it with -g, or pass --symbol-dir DIR with its debug files"
+        }
+        (Advice::LocalBuild, false) => {
+            "build them with -g, or pass --symbol-dir DIR with their debug files"
+        }
     };
     format!("{what} no debug info here ({shown}): {todo} (-v: how)")
 }
 
-/// Collects the modules that lack debug info, and says the advice for each kind once.
+/// Collects the modules that lack debug info, and says the advice for each kind once
+/// (again only when more modules of that kind came since, with all of them counted).
 #[derive(Default)]
 pub struct Advisor {
-    waiting: BTreeMap<Advice, Vec<String>>,
+    /// Every module noted, per kind, in the order noted.
+    names: BTreeMap<Advice, Vec<String>>,
+    /// How many of each kind's modules the last line said.
     told: BTreeMap<Advice, usize>,
 }
 
 impl Advisor {
     pub fn note(&mut self, kind: Advice, debug_name: &str) {
-        self.waiting
-            .entry(kind)
-            .or_default()
-            .push(debug_name.to_string());
+        let names = self.names.entry(kind).or_default();
+        if !names.iter().any(|n| n == debug_name) {
+            names.push(debug_name.to_string());
+        }
     }
 
-    /// The grouped lines for kinds not told yet (a kind is told once per run).
+    /// The grouped lines for kinds with modules not yet counted in a line.
     pub fn take_lines(&mut self) -> Vec<String> {
         let mut out = Vec::new();
-        for (kind, names) in std::mem::take(&mut self.waiting) {
-            if let std::collections::btree_map::Entry::Vacant(e) = self.told.entry(kind) {
-                e.insert(names.len());
-                out.push(grouped_advice(kind, &names));
+        for (kind, names) in &self.names {
+            let told = self.told.entry(*kind).or_default();
+            if names.len() > *told {
+                *told = names.len();
+                out.push(grouped_advice(*kind, names));
             }
         }
         out
@@ -247,6 +262,19 @@ pub fn missing(
         return (format!("{debug_name}: {}", e.message), None);
     }
     let kind = advice_for(debug_name, lib, None);
+    // Nothing to try at all: said as it is, not as a place looked at.
+    if let Some(e) = errors
+        .iter()
+        .find(|e| e.kind == crate::resolve::LoadErrorKind::NoCandidates)
+        .filter(|_| errors.len() == 1)
+    {
+        let mut line = format!("{debug_name}: not found; {}", e.message);
+        if verbose {
+            line += "; ";
+            line += &module_advice(debug_name, kind, lib, None);
+        }
+        return (line, Some(kind));
+    }
     let mut line = match errors.iter().find(|e| !not_found(e)) {
         // Something was there but could not be used (not an object file, corrupt,
         // refused): that is what the user can act on.
@@ -263,8 +291,10 @@ pub fn missing(
             match (first, looked) {
                 (Some(first), 1) => format!("{debug_name}: not found (looked at {first})"),
                 (Some(first), n) => format!(
-                    "{debug_name}: not found (looked at {first} and {} more places; -v lists them)",
-                    n - 1
+                    "{debug_name}: not found (looked at {first} and {}{})",
+                    crate::log::count(n as u64 - 1, "more place", "more places"),
+                    // With -v the places follow on this line.
+                    if verbose { "" } else { "; -v lists them" }
                 ),
                 (None, _) => format!("{debug_name}: not found"),
             }
@@ -347,6 +377,126 @@ mod tests {
         );
     }
 
+    /// Each kind of module line, made by the code that prints it with README's
+    /// placeholders (libfoo.so, PATH, X, Y, N, URL), is quoted in README's
+    /// Troubleshooting as printed.
+    #[test]
+    fn readme_quotes_each_module_line_as_printed() {
+        use crate::resolve::funcs::{FunctionTable, Range};
+        use crate::resolve::native::NativeModule;
+        let readme = include_str!("../README.md");
+        let troubleshooting = &readme[readme.find("## Troubleshooting").unwrap()..];
+        let quoted = |line: &str| {
+            assert!(
+                troubleshooting.contains(&format!("`{line}`")),
+                "README's Troubleshooting does not quote `{line}`"
+            );
+        };
+        let fixture =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example/example");
+        let shown = fixture.display().to_string();
+        let none = |_: &std::path::Path, _: crate::resolve::Companion<'_>| Vec::new();
+        let ctx = crate::resolve::LoadContext {
+            path: &fixture,
+            companions: &none,
+            verbose: false,
+            one_by_one: false,
+        };
+        let id = "1F888B6846F37DD10B8171FD83CBEC3B0";
+        let module = crate::resolve::open::open(&id.into(), &ctx).unwrap();
+        let (line, _) = found("libfoo.so", &module, None, None, false);
+        quoted(&line.replace(&shown, "PATH"));
+        let (line, _) = found("libfoo.so", &module, Some("URL"), None, false);
+        quoted(&line.replace(&shown, "PATH"));
+        // PDB and Breakpad files of the corpus.
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/corpus");
+        let pdb_id = "76621AC462B7F1B04C4C44205044422E1";
+        for file in [
+            corpus.join("pe/mathlib.pdb"),
+            corpus.join(format!("breakpad/mathlib.pdb/{pdb_id}/mathlib.sym")),
+        ] {
+            let ctx = crate::resolve::LoadContext {
+                path: &file,
+                companions: &none,
+                verbose: false,
+                one_by_one: false,
+            };
+            let module = crate::resolve::open::open(&pdb_id.into(), &ctx).unwrap();
+            let (line, _) = found("libfoo.so", &module, None, None, false);
+            quoted(&line.replace(&file.display().to_string(), "PATH"));
+        }
+        // The profile's sidecar.
+        let side = std::env::temp_dir().join(format!("pss-hint-{}.syms.json", std::process::id()));
+        let doc = serde_json::json!({"string_table": ["f"], "data": [{"debug_name": "libfoo.so",
+            "debug_id": pdb_id, "symbol_table": [{"rva": 0x100, "size": 4, "symbol": 0}],
+            "known_addresses": [[0x100, 0]]}]});
+        std::fs::write(&side, doc.to_string()).unwrap();
+        let loaded = crate::resolve::sidecar::load(&side);
+        let _ = std::fs::remove_file(&side);
+        let m = loaded.unwrap().into_values().next().unwrap();
+        let (line, _) = found("libfoo.so", &Module::Sidecar(m.into()), None, None, false);
+        quoted(&line);
+        // Another build: X and Y for the IDs.
+        let wrong = "0123456789ABCDEF0123456789ABCDEF0";
+        let e = crate::resolve::open::open(&wrong.into(), &ctx)
+            .err()
+            .unwrap();
+        let (line, _) = missing("libfoo.so", &[e], None, false);
+        quoted(
+            &line
+                .replace(&shown, "PATH")
+                .replace(id, "X")
+                .replace(wrong, "Y"),
+        );
+        // Stripped: symbol table, unwind tables only, nothing.
+        let stripped = |symbols: FunctionTable| {
+            Module::Native(Box::new(NativeModule {
+                debug_file: "PATH".into(),
+                base: 0,
+                code: Vec::new(),
+                dwarf: None,
+                symbols,
+                debug_map: None,
+                unsized_symbols: false,
+                one_by_one: false,
+                warnings: Vec::new(),
+            }))
+        };
+        let named = FunctionTable::new(0, vec![(0x10, 4, "f".into())], vec![], vec![], &[]);
+        let unwind = FunctionTable::new(0, vec![], vec![Range::new(0x10, 0x20)], vec![], &[]);
+        for (table, ending) in [
+            (named, None),
+            (
+                unwind,
+                Some("functions from unwind tables only (fun_<offset>)"),
+            ),
+            (FunctionTable::default(), Some("no symbols either")),
+        ] {
+            let (line, _) = found("libfoo.so", &stripped(table), None, None, false);
+            match ending {
+                None => quoted(&line),
+                // Quoted after the first: `…; <ending>`.
+                Some(e) => {
+                    assert!(line.ends_with(&format!("; {e}")), "{line}");
+                    quoted(&format!("…; {e}"));
+                }
+            }
+        }
+        // Missing: one place, several, none at all.
+        let absent = |p: &str| LoadError::new(LoadErrorKind::NotFound, p.as_ref(), "No such file");
+        let (line, _) = missing("libfoo.so", &[absent("PATH")], None, false);
+        quoted(&line);
+        let errors: Vec<LoadError> = (0..4).map(|_| absent("PATH")).collect();
+        let (line, _) = missing("libfoo.so", &errors, None, false);
+        quoted(&line.replace("3 more", "N more"));
+        let nothing = crate::store::no_candidates("libfoo.so");
+        let (line, _) = missing("libfoo.so", &[nothing], None, false);
+        quoted(&line);
+        // The grouped advice.
+        let names = ["libc.so.6".to_string(), "libm.so.6".to_string()];
+        quoted(&grouped_advice(Advice::DistroPackage, &names));
+    }
+
     #[test]
     fn advice_is_grouped_and_said_once() {
         let mut a = Advisor::default();
@@ -363,7 +513,17 @@ mod tests {
             lines[0]
         );
         assert!(lines[0].len() < 160, "{}", lines[0]);
-        a.note(Advice::DistroPackage, "libx.so");
         assert!(a.take_lines().is_empty());
+        // A module of that kind later: said again, every module counted.
+        a.note(Advice::DistroPackage, "libx.so");
+        let lines = a.take_lines();
+        assert!(lines[0].starts_with("5 libraries have"), "{}", lines[0]);
+        a.note(Advice::LocalBuild, "prog");
+        assert_eq!(
+            a.take_lines(),
+            [
+                "1 library has no debug info here (prog): build it with -g, or pass --symbol-dir DIR with its debug files (-v: how)"
+            ]
+        );
     }
 }

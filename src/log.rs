@@ -58,6 +58,11 @@ pub fn shell_quote(s: &str) -> Cow<'_, str> {
     Cow::Owned(format!("'{}'", s.replace('\'', "'\\''")))
 }
 
+/// `n` and its noun, singular for one: "1 module", "2 modules".
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// `println!` whose write errors are ignored (stdout is flushed: scripts wait for the line).
 #[macro_export]
 macro_rules! out {

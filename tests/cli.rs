@@ -280,7 +280,8 @@ fn printed_advice_quotes_paths_and_escapes_control_characters() {
         "-o",
         dir.join("out.json").to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // Exit 3: the only lib is missing, so nothing was resolved.
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
     // Line ends are the only control bytes.
     let raw: Vec<char> = err

@@ -494,10 +494,12 @@ fn system_libraries_without_debug_packages_get_one_short_line_each() {
         .env_remove("DEBUGINFOD_URLS")
         .output()
         .unwrap();
-    assert!(out.status.success());
+    // 3: none of the frames named (0x2000 into a library may be no function's code).
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().collect();
-    // The summary, one line per module, the grouped advice, the output written.
+    // The summary, one line per module, the grouped advice, the output written, what
+    // stayed unresolved.
     assert!(
         lines.len() <= libs.len() + 4,
         "{} lines:\n{stderr}",

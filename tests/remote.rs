@@ -29,6 +29,8 @@ enum Reply {
     /// bytes of each body sent.
     GzipIfAsked(Vec<u8>, Arc<Mutex<usize>>),
     NotFound,
+    /// 503: the server itself failed.
+    Unavailable,
     /// Accept, read the request, never answer (until the client gives up).
     Stall,
 }
@@ -137,6 +139,7 @@ fn serve(mut conn: TcpStream, handler: &dyn Fn(&str) -> Reply, log: &Mutex<Vec<S
         Reply::Body(b) => ("200 OK", String::new(), b),
         Reply::Redirect(to) => ("302 Found", format!("Location: {to}\r\n"), Vec::new()),
         Reply::NotFound => ("404 Not Found", String::new(), b"not found".to_vec()),
+        Reply::Unavailable => ("503 Service Unavailable", String::new(), b"down".to_vec()),
         Reply::Stall => {
             // Hold the connection until the client hangs up.
             let mut sink = Vec::new();
@@ -781,7 +784,7 @@ fn a_stalled_server_holds_up_neither_other_requests_nor_the_exit() {
     // All of stderr, read to its end after the exit: the warning is not raced for.
     let (code, stderr) = server.interrupt_with_stderr();
     assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(stderr.matches("not used again").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("not asked again for").count(), 1, "{stderr}");
     assert!(partial_files(&dir.join("cache")).is_empty());
 }
 
@@ -1993,4 +1996,78 @@ fn sources_are_never_served_for_downloaded_debug_files() {
         );
     }
     assert_eq!(debuginfod.requests().len(), 1);
+}
+
+/// A server that failed (a 503 here) is paused, not dropped for the run: once its pause is
+/// over (1 s through PROFILER_SYMBOL_SERVER_RETRY_AFTER; 30 s by default) it is asked
+/// again, and its symbols arrive without a restart.
+#[test]
+fn a_failed_symbol_server_is_asked_again_after_its_pause() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-retry");
+    let store = dir.join("store");
+    let modules = sym_modules();
+    write_store(&store, &modules[..1]);
+    let files = files_handler(store);
+    let failed_once = Arc::new(Mutex::new(false));
+    let flag = failed_once.clone();
+    let server_side = Fake::start(move |target: &str| {
+        let mut failed = flag.lock().unwrap();
+        if !*failed {
+            *failed = true;
+            return Reply::Unavailable;
+        }
+        files(target)
+    });
+    let profile = dir.join("profile.json");
+    write_profile(&profile, &[]);
+    let env = [
+        ("XDG_CACHE_HOME", dir.join("cache").display().to_string()),
+        ("PROFILER_SYMBOL_SERVER_RETRY_AFTER", "1".to_string()),
+    ];
+    let server = start(
+        &[
+            profile.display().to_string(),
+            "--breakpad-symbol-server".into(),
+            server_side.url(),
+        ],
+        &env,
+    );
+    let m = &modules[0];
+    let map = vec![(m.name.to_string(), m.id.to_string())];
+    let offsets = [(0, m.frames[0].0)];
+    let first = server.symbolicate(&map, &offsets);
+    assert!(frames(&first)[0].get("function").is_none());
+    // The warning was written before the answer; the stderr reader may lag behind.
+    let said = |s: &str| s.contains("failed (") && s.contains("not asked again for 1 s");
+    let since = std::time::Instant::now();
+    while !said(&server.stderr()) && since.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(said(&server.stderr()), "{}", server.stderr());
+    // Asked again until the pause is over: then the server is tried and answers.
+    let start_time = std::time::Instant::now();
+    let named = loop {
+        let a = server.symbolicate(&map, &offsets);
+        if let Some(f) = frames(&a)[0].get("function") {
+            break f.clone();
+        }
+        let errors = a["results"][0]["module_errors"].to_string();
+        assert!(
+            errors.contains("ServerDown") && errors.contains("asked again in"),
+            "{errors}"
+        );
+        assert!(start_time.elapsed().as_secs() < 60, "never asked again");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(named, json!(m.frames[0].1));
+    assert_eq!(
+        server_side.requests().len(),
+        2,
+        "{:?}",
+        server_side.requests()
+    );
+    assert_eq!(server.interrupt(), Some(0));
 }

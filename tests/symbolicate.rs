@@ -529,7 +529,7 @@ fn processed_profile_case(
     // The frame without an address and the one outside every lib are no lib's addresses.
     let n = frames.len();
     assert!(
-        err.contains(&format!("2 module(s), {n} of {n} addresses resolved")),
+        err.contains(&format!("2 modules, {n} of {n} addresses resolved")),
         "{err}"
     );
     let got = sidecar_names(&side);
@@ -571,4 +571,141 @@ fn json_that_is_no_profile_is_refused_and_nothing_is_written() {
         "{err}"
     );
     assert_eq!(names_in(&dir), ["config.json"]);
+}
+
+/// The example profile in `dir`, with a second lib that exists nowhere and `extra` of its
+/// addresses added to the main thread's frames; with the example binary beside it when
+/// `binary`.
+fn example_with_missing_lib(dir: &Path, binary: bool, extra: usize) -> PathBuf {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example");
+    let mut p: Value =
+        serde_json::from_slice(&std::fs::read(fixture.join("profile.json")).unwrap()).unwrap();
+    if binary {
+        std::fs::copy(fixture.join("example"), dir.join("example")).unwrap();
+    }
+    let start = 0x7f00_0000_0000u64;
+    p["libs"].as_array_mut().unwrap().push(json!({
+        "start": start, "end": start + 0x10000, "offset": 0, "name": "libgone.so",
+        "path": "/nonexistent/libgone.so", "debugName": "libgone.so",
+        "debugPath": "/nonexistent/libgone.so", "arch": "x86_64",
+        "breakpadId": "0123456789ABCDEF0123456789ABCDEF0"}));
+    let thread = &mut p["threads"][0];
+    for k in 0..extra {
+        let strings = thread["stringTable"].as_array_mut().unwrap();
+        strings.push(json!(format!("{:#x}", start + 0x100 + 0x10 * k as u64)));
+        let index = strings.len() - 1;
+        thread["frameTable"]["data"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!([index, false, 0, null, null, null, null, null]));
+    }
+    let path = dir.join("profile.json");
+    std::fs::write(&path, serde_json::to_vec(&p).unwrap()).unwrap();
+    path
+}
+
+/// The hex strings left in the main thread's string table that fall in one of the
+/// profile's libs (those outside every lib, JIT code, are not asked for).
+fn hex_left(profile: &Value) -> usize {
+    let in_a_lib = |a: u64| {
+        profile["libs"].as_array().unwrap().iter().any(|l| {
+            l["start"].as_u64().is_some_and(|b| b <= a) && l["end"].as_u64().is_some_and(|e| a < e)
+        })
+    };
+    profile["threads"][0]["stringTable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.as_str()?.strip_prefix("0x"))
+        .filter_map(|h| u64::from_str_radix(h, 16).ok())
+        .filter(|&a| in_a_lib(a))
+        .count()
+}
+
+/// `meta.presymbolicated` only when every address got a name: the profiler never
+/// symbolicates a profile so marked. Nothing resolved is exit 3; part resolved, exit 0
+/// with a warning; both say how many stayed unresolved and why.
+#[test]
+fn presymbolicated_only_when_every_address_got_a_name() {
+    // Every lib missing: outputs written as they are, no flag, exit 3.
+    let dir = scratch("ci-nothing-resolved");
+    let input = example_with_missing_lib(&dir, false, 2);
+    let out = dir.join("out.json");
+    let o = run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let got: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(
+        got["meta"].get("presymbolicated").is_none(),
+        "{}",
+        got["meta"]
+    );
+    let src: Value = serde_json::from_slice(&std::fs::read(&input).unwrap()).unwrap();
+    let asked = hex_left(&src);
+    assert_eq!(hex_left(&got), asked);
+    assert!(
+        err.contains(&format!(
+            "error: {asked} of {asked} addresses stayed unresolved"
+        )) && err.contains("libgone.so: 2, no symbols found")
+            && err.contains("example: ")
+            && err.contains("meta.presymbolicated not set"),
+        "{err}"
+    );
+    // The same with -q: the error is still said.
+    let o = run(&[
+        "symbolicate",
+        "-q",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("stayed unresolved"), "{err}");
+
+    // One lib found, one missing: its addresses named, the rest left, no flag, exit 0.
+    let dir = scratch("ci-partly-resolved");
+    let input = example_with_missing_lib(&dir, true, 2);
+    let out = dir.join("out.json");
+    let o = run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let got: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(
+        got["meta"].get("presymbolicated").is_none(),
+        "{}",
+        got["meta"]
+    );
+    assert_eq!(hex_left(&got), 2);
+    assert!(
+        err.contains("warning: 2 of ") && err.contains("(libgone.so: 2, no symbols found)"),
+        "{err}"
+    );
+
+    // Only the found lib: complete, so marked.
+    let dir = scratch("ci-fully-resolved");
+    let input = example_with_missing_lib(&dir, true, 0);
+    let out = dir.join("out.json");
+    let o = run(&[
+        "symbolicate",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("unresolved"), "{err}");
+    let got: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(got["meta"]["presymbolicated"], json!(true));
+    assert_eq!(hex_left(&got), 0);
 }

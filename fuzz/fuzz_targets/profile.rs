@@ -14,5 +14,5 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = read(&mut Input::new(data), Want::RootLibs);
-    let _ = rewrite(data, std::io::sink(), &repl);
+    let _ = rewrite(data, std::io::sink(), &repl, true);
 });

@@ -198,6 +198,15 @@ impl Api {
         }
     }
 
+    /// Says what to do about the modules without debug info reported since the last
+    /// call, once per kind (again only when more modules joined a kind), after their
+    /// lines: the server calls it once a burst of requests is over, `query` at the end.
+    pub fn say_advice(&mut self) {
+        for line in self.advisor.take_lines() {
+            crate::elog!("{line}");
+        }
+    }
+
     /// Takes what the reader thread has sent, without waiting (or waiting for one
     /// message when `block`).
     fn receive_libs(&mut self, block: bool) {
@@ -234,8 +243,8 @@ impl Api {
             });
             if !self.quiet {
                 crate::elog!(
-                    "Found {} libraries with debug IDs in the profile.",
-                    list.len()
+                    "Found {} with debug IDs in the profile.",
+                    crate::log::count(list.len() as u64, "library", "libraries")
                 );
             }
             self.libs = Some(list);

@@ -57,10 +57,6 @@ impl Api {
             };
             answers.insert((name, id), answer);
         }
-        // What to do about modules without debug info: once per kind, after their lines.
-        for line in self.advisor.take_lines() {
-            crate::elog!("{line}");
-        }
         // Written straight to text, each frame's remembered text spliced in, not copied: a
         // tree of values for 100 000 frames with their inline chains cost more than the
         // lookups of a warm request. About 64 bytes per frame besides the pieces.

@@ -60,16 +60,31 @@ fn want(
     key
 }
 
+/// What a run resolved: of the addresses in the profile's libs (`asked`), how many got a
+/// name. Addresses outside every lib (JIT code) are not asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outcome {
+    pub asked: u64,
+    pub resolved: u64,
+}
+
+impl Outcome {
+    /// Addresses were to be resolved and none was (exit code 3: a CI job should notice).
+    pub fn nothing_resolved(&self) -> bool {
+        self.asked > 0 && self.resolved == 0
+    }
+}
+
 /// Runs `symbolicate`: writes the symbolicated profile (`output`) and/or the sidecar, both
-/// or neither, and the summary to stderr (unless `quiet`); the error says why nothing
-/// was written.
+/// or neither, and the summary to stderr (unless `quiet`; what stayed unresolved is said
+/// also then); the error says why nothing was written.
 pub fn symbolicate(
     profile_path: &Path,
     output: Option<&Path>,
     sidecar: Option<Option<PathBuf>>,
     store: &mut SymbolStore,
     quiet: bool,
-) -> Result<(), CiError> {
+) -> Result<Outcome, CiError> {
     let started = Instant::now();
     let profile = ProfileFile::open(profile_path).map_err(|e| CiError(e.to_string()))?;
     let sidecar = sidecar.map(|p| p.unwrap_or_else(|| default_sidecar(profile_path)));
@@ -116,7 +131,7 @@ pub fn symbolicate(
         // adding inline frames; renaming strings in place would give a different profile.
         let quoted = crate::log::shell_quote(&profile_path.to_string_lossy()).into_owned();
         return Err(CiError(format!(
-            "{}: this is a processed profile (saved from the profiler), which -o cannot symbolicate; open it with `profiler-symbol-server load {quoted}` (the profiler then symbolicates it through this server), or write its symbols with `profiler-symbol-server symbolicate {quoted} --sidecar` (without -o); nothing written",
+            "{}: this is a processed profile (the format the profiler saves and `samply record` writes), which -o cannot symbolicate; open it with `profiler-symbol-server load {quoted}` (the profiler then symbolicates it through this server), or write its symbols with `profiler-symbol-server symbolicate {quoted} --sidecar` (without -o); nothing written",
             profile_path.display()
         )));
     }
@@ -155,6 +170,8 @@ pub fn symbolicate(
     // Resolve, one ascending pass per module.
     let mut summary = Vec::new();
     let mut advisor = crate::hint::Advisor::default();
+    // Modules without symbols (for the count of what stayed unresolved, and why).
+    let mut failed: BTreeSet<(String, DebugId)> = BTreeSet::new();
     for ((name, _), work) in modules.iter_mut() {
         let offsets: Vec<u64> = work.offsets.iter().copied().collect();
         match store.module(name, &work.lib.breakpad_id, Some(&work.lib)) {
@@ -180,6 +197,7 @@ pub fn symbolicate(
                 summary.push(format!("  {line} ({n} of {} addresses)", offsets.len()));
             }
             Err(errors) => {
+                failed.insert((name.clone(), work.lib.breakpad_id.clone()));
                 let (line, advice) =
                     crate::hint::missing(name, &errors, Some(&work.lib), store.verbose());
                 if let Some(kind) = advice {
@@ -207,7 +225,32 @@ pub fn symbolicate(
         modules.get(key)?.results.get(i)?.as_ref()
     };
 
-    let mut resolved = 0u64;
+    // Unresolved addresses per module: of the profile's frames (a processed profile's
+    // are the modules' offsets).
+    let mut unresolved: BTreeMap<&(String, DebugId), u64> = BTreeMap::new();
+    if processed {
+        for (k, w) in &modules {
+            let named = w.results.iter().filter(|r| r.is_some()).count();
+            let left = (w.offsets.len() - named) as u64;
+            if left > 0 {
+                unresolved.insert(k, left);
+            }
+        }
+    } else {
+        for (_, _, k, o) in &placed {
+            if symbol_of(k, *o).is_none() {
+                *unresolved.entry(k).or_default() += 1;
+            }
+        }
+    }
+    let asked = if processed {
+        modules.values().map(|w| w.offsets.len() as u64).sum()
+    } else {
+        placed.len() as u64
+    };
+    let left: u64 = unresolved.values().sum();
+    let resolved = asked - left;
+
     let mut staged: Vec<Staged> = Vec::new();
     if let Some(out) = output {
         let mut repl: Replacements = HashMap::new();
@@ -216,9 +259,11 @@ pub fn symbolicate(
                 repl.entry(processes[*p].path.clone())
                     .or_default()
                     .insert(*addr, format!("{} (in {})", s.function, key.0));
-                resolved += 1;
             }
         }
+        // Marked only when complete: the profiler never symbolicates a profile marked
+        // presymbolicated, so a partial mark would hide the rest for good.
+        let complete = left == 0;
         let gz = out.extension().is_some_and(|e| e == "gz");
         staged.push(stage(out, "the profile", |w| {
             let input = profile.reader().map_err(|e| e.to_string())?;
@@ -228,27 +273,17 @@ pub fn symbolicate(
                 // The rewriter writes small pieces; the encoder wants big ones.
                 let enc = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
                 let mut buffered = BufWriter::with_capacity(1 << 16, enc);
-                rewrite::rewrite(input, &mut buffered, &repl).map_err(err)?;
+                rewrite::rewrite(input, &mut buffered, &repl, complete).map_err(err)?;
                 buffered
                     .into_inner()
                     .map_err(|e| e.error().to_string())?
                     .finish()
                     .map_err(|e| e.to_string())?;
             } else {
-                rewrite::rewrite(input, w, &repl).map_err(err)?;
+                rewrite::rewrite(input, w, &repl, complete).map_err(err)?;
             }
             Ok(())
         })?);
-    } else if processed {
-        resolved = modules
-            .values()
-            .map(|w| w.results.iter().filter(|r| r.is_some()).count() as u64)
-            .sum();
-    } else {
-        resolved = placed
-            .iter()
-            .filter(|(_, _, k, o)| symbol_of(k, *o).is_some())
-            .count() as u64;
     }
 
     if let Some(path) = &sidecar {
@@ -274,11 +309,17 @@ pub fn symbolicate(
     // Both complete: only now does either appear.
     commit(staged)?;
 
+    let outcome = Outcome { asked, resolved };
     if !quiet {
+        // A processed profile's frames are counted per distinct offset: no such note.
+        let outside = match total.saturating_sub(asked) {
+            n if n == 0 || processed => String::new(),
+            n => format!(" ({n} outside every lib, kept as they are)"),
+        };
         crate::elog!(
-            "{}: {} module(s), {resolved} of {total} addresses resolved, in {:.2} s",
+            "{}: {}, {resolved} of {asked} addresses resolved{outside}, in {:.2} s",
             profile_path.display(),
-            modules.len(),
+            crate::log::count(modules.len() as u64, "module", "modules"),
             started.elapsed().as_secs_f64()
         );
         for line in summary.iter().chain(&advisor.take_lines()) {
@@ -291,5 +332,43 @@ pub fn symbolicate(
             crate::elog!("  wrote {}", s.display());
         }
     }
-    Ok(())
+    if left > 0 {
+        // Said with -q too: the output is not what a complete run gives.
+        // The modules with most left first, a few of them: one line however many.
+        let mut by_count: Vec<(&&(String, DebugId), &u64)> = unresolved.iter().collect();
+        by_count.sort_by(|a, b| b.1.cmp(a.1));
+        let shown = 2;
+        let mut why: Vec<String> = by_count
+            .iter()
+            .take(shown)
+            .map(|(k, n)| {
+                let cause = if failed.contains(*k) {
+                    "no symbols found"
+                } else {
+                    "no function there"
+                };
+                format!("{}: {n}, {cause}", k.0)
+            })
+            .collect();
+        if by_count.len() > shown {
+            why.push(format!("{} more modules", by_count.len() - shown));
+        }
+        // The profiler symbolicates them when it opens the output.
+        let flag = if output.is_some() {
+            "; meta.presymbolicated not set"
+        } else {
+            ""
+        };
+        let level = if outcome.nothing_resolved() {
+            "error"
+        } else {
+            "warning"
+        };
+        crate::elog!(
+            "{level}: {} of {asked} addresses stayed unresolved ({}){flag}",
+            left,
+            why.join("; ")
+        );
+    }
+    Ok(outcome)
 }

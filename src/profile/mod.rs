@@ -113,6 +113,17 @@ impl ProfileFile {
             .unwrap_or(&head[..got]);
         match text.iter().find(|b| !b.is_ascii_whitespace()) {
             Some(b'{') => Ok(profile),
+            // `perf record`'s output: what to turn it into, as samply says.
+            _ if text.starts_with(b"PERFILE2") => {
+                let quoted = crate::log::shell_quote(&path.to_string_lossy()).into_owned();
+                Err(ProfileError {
+                    path: path.to_path_buf(),
+                    problem: format!(
+                        "a Linux perf recording (perf.data), not a profile: convert it with `samply import {quoted} --save-only -o profile.json.gz` and open profile.json.gz, or open the text of `perf script -i {quoted}` in the profiler directly"
+                    ),
+                    not_a_profile: true,
+                })
+            }
             _ => Err(ProfileError {
                 path: path.to_path_buf(),
                 problem: "not a profile: neither JSON (starting with '{') nor gzipped JSON"

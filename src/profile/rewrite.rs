@@ -1,6 +1,6 @@
 //! Second pass of `symbolicate`: copies a Gecko profile's JSON text byte for byte,
-//! replacing only the thread string-table entries it is given and setting
-//! `meta.presymbolicated`. Key order, numbers and spacing stay exactly as they were, and the
+//! replacing only the thread string-table entries it is given and, when every address got
+//! a name, setting `meta.presymbolicated`. Key order, numbers and spacing stay exactly as they were, and the
 //! text streams through: nothing of the profile is held in memory.
 
 use std::collections::HashMap;
@@ -36,6 +36,9 @@ struct Rewriter<'a, R: Read, W: Write> {
     input: Input<R>,
     out: W,
     repl: &'a Replacements,
+    /// Set `meta.presymbolicated` (the profiler then never symbolicates the profile):
+    /// only when nothing was left unresolved.
+    presymbolicated: bool,
     stats: Stats,
 }
 
@@ -166,7 +169,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
             self.whitespace()?;
             match self.input.next_byte()? {
                 b'}' => {
-                    if matches!(at, Where::Meta) && !saw_presymbolicated {
+                    if matches!(at, Where::Meta) && self.presymbolicated && !saw_presymbolicated {
                         let sep = if members > 0 { "," } else { "" };
                         self.emit(format!("{sep}\"presymbolicated\":true").as_bytes())?;
                     }
@@ -197,7 +200,7 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
                 (Where::Process(p), b"threads") => Where::Threads(p),
                 (Where::Process([]), b"meta") => Where::Meta,
                 (Where::Thread(p), b"stringTable") => Where::StringTable(p),
-                (Where::Meta, b"presymbolicated") => {
+                (Where::Meta, b"presymbolicated") if self.presymbolicated => {
                     // Replace whatever value it had.
                     saw_presymbolicated = true;
                     self.whitespace()?;
@@ -245,16 +248,19 @@ impl<R: Read, W: Write> Rewriter<'_, R, W> {
     }
 }
 
-/// Copies `input` to `output`, replacing what `repl` says.
+/// Copies `input` to `output` with `repl`'s strings; `presymbolicated`: also set
+/// `meta.presymbolicated` to `true` (else an existing value is copied as it is).
 pub fn rewrite(
     input: impl Read,
     output: impl Write,
     repl: &Replacements,
+    presymbolicated: bool,
 ) -> Result<Stats, JsonError> {
     let mut rw = Rewriter {
         input: Input::new(input),
         out: output,
         repl,
+        presymbolicated,
         stats: Stats::default(),
     };
     rw.value(Where::Process(&[]), 0)?;
@@ -272,7 +278,7 @@ mod tests {
 
     fn run(text: &str, repl: &Replacements) -> Result<(String, u64), JsonError> {
         let mut out = Vec::new();
-        let stats = rewrite(text.as_bytes(), &mut out, repl)?;
+        let stats = rewrite(text.as_bytes(), &mut out, repl, true)?;
         Ok((String::from_utf8(out).unwrap(), stats.replaced))
     }
 
@@ -310,6 +316,12 @@ mod tests {
         assert_eq!(out, r#"{"meta":{"presymbolicated":true}}"#);
         let (out, _) = run(r#"{"meta":{}}"#, &repl).unwrap();
         assert_eq!(out, r#"{"meta":{"presymbolicated":true}}"#);
+        // Not every address named: no flag added, an existing one copied as it was.
+        for text in [r#"{"meta":{}}"#, r#"{"meta":{"presymbolicated":false}}"#] {
+            let mut out = Vec::new();
+            rewrite(text.as_bytes(), &mut out, &repl, false).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), text);
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod glue;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::cli::SymbolOptions;
 use crate::debugid::DebugId;
@@ -25,6 +26,63 @@ const MAX_RUNNING: usize = 8;
 /// Eviction runs again when this many bytes have arrived since it last ran, so that long
 /// downloads cannot push the caches past their bound.
 const EVICT_STEP: u64 = 1 << 30;
+
+/// How long a server that failed (refused, stalled, 5xx) is not asked: a short outage (a
+/// VPN reconnecting, a server restarting) is over by then, and a dead server costs one
+/// timeout (5 s to connect, 10 s stalled) per pause instead of one per module. Each
+/// failure in a row doubles it, up to [`MAX_PAUSE`]; an answer resets it.
+/// `$PROFILER_SYMBOL_SERVER_RETRY_AFTER` (seconds) sets the first pause (tests).
+const FIRST_PAUSE: Duration = Duration::from_secs(30);
+const MAX_PAUSE: Duration = Duration::from_secs(300);
+
+fn first_pause() -> Duration {
+    std::env::var("PROFILER_SYMBOL_SERVER_RETRY_AFTER")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(FIRST_PAUSE, |s| Duration::from_secs(s).min(MAX_PAUSE))
+}
+
+/// A server's failures in a row: not asked until `until`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Backoff {
+    until: Option<Instant>,
+    failed_at: Option<Instant>,
+    /// The last pause (zero after an answer).
+    pause: Duration,
+}
+
+impl Backoff {
+    fn is_down(&self) -> bool {
+        self.until.is_some_and(|u| Instant::now() < u)
+    }
+
+    /// A failure: the next pause, or `None` when the server was already paused (a
+    /// download started before the first failure, failing too, counts once).
+    fn fail(&mut self, first: Duration) -> Option<Duration> {
+        if self.is_down() {
+            return None;
+        }
+        self.pause = if self.pause.is_zero() {
+            first
+        } else {
+            (self.pause * 2).min(MAX_PAUSE)
+        };
+        let now = Instant::now();
+        self.failed_at = Some(now);
+        self.until = Some(now + self.pause);
+        Some(self.pause)
+    }
+}
+
+/// A duration as the user reads it: `30 s`, `5 min`.
+fn shown(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s.is_multiple_of(60) {
+        format!("{} min", s / 60)
+    } else {
+        format!("{} s", s.max(1))
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
@@ -62,7 +120,10 @@ struct Queued {
 
 pub struct Remote {
     sources: Vec<Source>,
-    down: Vec<bool>,
+    /// Servers that failed, each paused for a while (see [`FIRST_PAUSE`]).
+    down: Vec<Backoff>,
+    /// The first pause after a failure.
+    first_pause: Duration,
     /// URLs the servers do not have (404): one request per missing file and run.
     missed: HashSet<String>,
     /// Files that failed verification (wrong ID, not a symbol file), with why: never used
@@ -135,7 +196,7 @@ pub fn parse_symbol_path(value: &str) -> SymbolPath {
 /// The GNU build ID of an ELF module, from the profile's code ID, when it is one: hex,
 /// and its first 16 bytes give the requested debug ID (which rules out PE and Mach-O
 /// code IDs).
-fn elf_build_id(lib: Option<&Lib>, breakpad_id: &DebugId) -> Option<String> {
+pub fn elf_build_id(lib: Option<&Lib>, breakpad_id: &DebugId) -> Option<String> {
     let code_id = lib?.code_id.as_deref()?.to_ascii_lowercase();
     if code_id.len() < 8
         || code_id.len() % 2 != 0
@@ -231,7 +292,8 @@ impl Remote {
             return None;
         }
         Some(Remote {
-            down: vec![false; sources.len()],
+            down: vec![Backoff::default(); sources.len()],
+            first_pause: first_pause(),
             sources,
             missed: HashSet::new(),
             rejected: HashMap::new(),
@@ -358,10 +420,19 @@ impl Remote {
             ));
             return Lookup::Absent;
         }
-        if self.down[source] {
+        if self.down[source].is_down() {
+            let b = self.down[source];
+            let ago = b.failed_at.map_or(Duration::ZERO, |t| t.elapsed());
+            let left = b.until.map_or(Duration::ZERO, |u| {
+                u.saturating_duration_since(Instant::now())
+            });
             errors.push(LoadError::msg(
                 LoadErrorKind::ServerDown,
-                format!("{url}: not asked, {server} failed earlier in this run"),
+                format!(
+                    "{url}: not asked, {server} failed {} ago; asked again in {}",
+                    shown(ago),
+                    shown(left)
+                ),
             ));
             return Lookup::Absent;
         }
@@ -477,7 +548,7 @@ impl Remote {
             let Some(job) = self.queued.pop_front() else {
                 break;
             };
-            if self.down[job.source] || self.curl_missing {
+            if self.down[job.source].is_down() || self.curl_missing {
                 // Asking again reports it.
                 continue;
             }
@@ -502,6 +573,8 @@ impl Remote {
         self.finished += 1;
         match outcome {
             curl::Outcome::Saved => {
+                // It answered: a later failure starts from the first pause again.
+                self.down[d.source] = Backoff::default();
                 if self.verbose {
                     crate::elog!("  fetched {}", d.url);
                 }
@@ -521,6 +594,7 @@ impl Remote {
                 self.evict();
             }
             curl::Outcome::NotFound => {
+                self.down[d.source] = Backoff::default();
                 self.missed.insert(d.url.clone());
             }
             curl::Outcome::Failed {
@@ -528,14 +602,16 @@ impl Remote {
                 server_down,
             } => {
                 if server_down {
-                    if !self.down[d.source] {
-                        // Once per server: the rest of the run works from local data.
+                    // Said once per pause: meanwhile the run works from local data and
+                    // the other servers.
+                    if let Some(pause) = self.down[d.source].fail(self.first_pause) {
                         crate::elog!(
-                            "warning: symbol server {} failed ({message}); not used again in this run",
-                            self.sources[d.source].base
+                            "warning: symbol server {} failed ({message}); not asked again for {} (each failure in a row doubles the pause, up to {})",
+                            self.sources[d.source].base,
+                            shown(pause),
+                            shown(MAX_PAUSE)
                         );
                     }
-                    self.down[d.source] = true;
                 } else {
                     if !self.quiet {
                         crate::elog!("warning: {}: {message}", d.url);
@@ -623,6 +699,27 @@ mod tests {
                 ),
                 ("http://x/".to_string(), None)
             ]
+        );
+    }
+
+    #[test]
+    fn a_failed_server_is_paused_longer_after_each_failure_in_a_row() {
+        let mut b = Backoff::default();
+        assert!(!b.is_down());
+        assert_eq!(b.fail(FIRST_PAUSE), Some(FIRST_PAUSE));
+        assert!(b.is_down());
+        // Another download failing meanwhile does not lengthen the pause.
+        assert_eq!(b.fail(FIRST_PAUSE), None);
+        // Once the pause is over, the next failure doubles it, up to the cap.
+        let mut pauses = Vec::new();
+        for _ in 0..6 {
+            b.until = Some(Instant::now());
+            pauses.push(b.fail(FIRST_PAUSE).unwrap().as_secs());
+        }
+        assert_eq!(pauses, [60, 120, 240, 300, 300, 300]);
+        assert_eq!(
+            (shown(FIRST_PAUSE), shown(MAX_PAUSE)),
+            ("30 s".into(), "5 min".into())
         );
     }
 

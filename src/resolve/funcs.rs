@@ -384,6 +384,26 @@ mod tests {
     }
 
     #[test]
+    fn size_zero_labels_inside_an_unwind_range_end_at_the_next_symbol() {
+        // ld.so's stub: one unwind range (or the entry point) over `_start` and
+        // `_dl_start_user`, both size-0 labels.
+        let t = FunctionTable::new(
+            0,
+            vec![
+                (0x100, 0, "_start".into()),
+                (0x108, 0, "_dl_start_user".into()),
+                (0x140, 0x10, "next".into()),
+            ],
+            vec![Range::new(0x100, 0x140)],
+            vec![0x100],
+            &[(0, 0x200)],
+        );
+        assert_eq!(at(&t, 0x104), Some(("_start".into(), 4, 8)));
+        assert_eq!(at(&t, 0x13f), Some(("_dl_start_user".into(), 0x37, 0x38)));
+        assert_eq!(at(&t, 0x140), Some(("next".into(), 0, 0x10)));
+    }
+
+    #[test]
     fn a_symbol_never_reaches_over_a_later_start() {
         let t = FunctionTable::new(
             0,

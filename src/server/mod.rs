@@ -29,6 +29,10 @@ use http::{
     paced, path_refusal, preflight, read_body, send,
 };
 
+/// Quiet this long after a request: the front-end's burst of symbolication requests is
+/// over, and the grouped advice about modules without debug info is said.
+const ADVICE_AFTER: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// Largest request body accepted (413 beyond, the body left unread).
 pub const MAX_BODY: u64 = 64 << 20;
 /// Bodies being read or waiting to be answered, all connections together (503 beyond,
@@ -257,18 +261,30 @@ impl Server {
 
     /// Serves until Ctrl-C.
     pub fn run(mut self) {
+        let mut last_request = std::time::Instant::now();
         // A short tick: downloads are polled and parked requests answered here.
         while !crate::signals::stopping() {
             match self.http.recv_timeout(parked::TICK) {
-                Ok(Some(request)) => self.serve(request),
+                Ok(Some(request)) => {
+                    self.serve(request);
+                    last_request = std::time::Instant::now();
+                }
                 Ok(None) => {}
                 Err(e) => crate::elog!("warning: accepting a connection failed: {e}"),
             }
             self.answer_parked();
+            // The front-end asks in several batches at once: the advice that groups
+            // modules waits for the burst to end, after all their lines, with every one
+            // of them counted.
+            if self.parked.is_empty() && last_request.elapsed() >= ADVICE_AFTER {
+                self.api.say_advice();
+            }
         }
         self.api.shutdown();
         crate::signals::finish();
-        crate::elog!("Stopped.");
+        if !self.quiet {
+            crate::elog!("Stopped.");
+        }
     }
 
     fn serve(&mut self, mut request: Request) {

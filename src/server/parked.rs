@@ -32,6 +32,13 @@ pub struct Parking {
     seen: u64,
 }
 
+impl Parking {
+    /// Whether no request waits.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+}
+
 impl Server {
     pub(super) fn park(&mut self, request: Request, api_path: String, body: Vec<u8>) {
         self.parked.waiting.push(Waiting {

@@ -128,17 +128,21 @@ impl SymbolStore {
         }
     }
 
-    /// Whether `path` lies in a folder that downloads fill: a remote source's cache or
-    /// a symbol server's `srv*CACHE*URL` folder (symlinks followed on both sides).
+    /// Whether `path` lies in a folder that downloads fill: a remote source's cache, the
+    /// debuginfod client's or a symbol server's `srv*CACHE*URL` folder (symlinks followed
+    /// on both sides).
     pub fn is_download_cache(&self, path: &Path) -> bool {
         let Ok(real) = path.canonicalize() else {
             return false;
         };
+        // The debuginfod client's cache is read without a server too (by build ID).
+        let debuginfod = crate::remote::cache::debuginfod_dir();
         let remote = self.remote.iter().flat_map(Remote::cache_dirs);
         self.server_caches
             .iter()
             .map(PathBuf::as_path)
             .chain(remote)
+            .chain(debuginfod.as_deref())
             .filter_map(|c| c.canonicalize().ok())
             .any(|c| real.starts_with(c))
     }
@@ -176,6 +180,22 @@ impl SymbolStore {
     fn log(&self, msg: impl FnOnce() -> String) {
         if self.opts.verbose {
             crate::elog!("{}", msg());
+        }
+    }
+
+    /// A candidate as the user names it (`-v` lines): a path, `ZIP:entry`, `[vdso]`,
+    /// `CACHE:image`.
+    fn shown(&self, c: &Candidate) -> String {
+        match c {
+            Candidate::File(path) => path.display().to_string(),
+            Candidate::ZipEntry(i, entry) => {
+                format!("{}:{entry}", self.archives[*i].path.display())
+            }
+            Candidate::Vdso => "[vdso]".to_string(),
+            Candidate::DyldImage { cache, paths, name } => {
+                let image = paths.first().unwrap_or(name);
+                format!("{}:{image}", self.dyld_caches[*cache].path.display())
+            }
         }
     }
 
@@ -412,9 +432,10 @@ impl SymbolStore {
             ));
         }
         self.log(|| {
+            let n = candidates.len() as u64;
             format!(
-                "{debug_name}/{breakpad_id}: {} candidate(s)",
-                candidates.len()
+                "{debug_name}/{breakpad_id}: {}",
+                crate::log::count(n, "candidate", "candidates")
             )
         });
         // A local file without debug info (stripped; a PE without its PDB) is only the
@@ -425,11 +446,13 @@ impl SymbolStore {
             match self.try_candidate(&c, id) {
                 Ok(module) => {
                     if lacks_debug_info(&module) {
-                        self.log(|| format!("  {c:?}: no debug info; kept as the fallback"));
+                        self.log(|| {
+                            format!("  {}: no debug info; kept as the fallback", self.shown(&c))
+                        });
                         fallback.get_or_insert(module);
                         continue;
                     }
-                    self.log(|| format!("  {c:?}: using it"));
+                    self.log(|| format!("  {}: using it", self.shown(&c)));
                     let module = Rc::new(LoadedModule::new(module, None));
                     self.insert(debug_name, id, module.clone());
                     return Ok(module);
@@ -476,12 +499,7 @@ impl SymbolStore {
             self.poisoned.push((debug_name.to_string(), id.clone(), e));
         }
         if errors.is_empty() {
-            errors.push(LoadError::msg(
-                LoadErrorKind::NoCandidates,
-                format!(
-                    "no file to try for {debug_name}: it is not in the profile's libs and no symbol folder was given"
-                ),
-            ));
+            errors.push(no_candidates(debug_name));
         }
         Err(errors)
     }
@@ -581,6 +599,16 @@ impl SymbolStore {
             last_used: self.clock,
         });
     }
+}
+
+/// The error of a module with no place at all to look.
+pub fn no_candidates(debug_name: &str) -> LoadError {
+    LoadError::msg(
+        LoadErrorKind::NoCandidates,
+        format!(
+            "no file to try for {debug_name}: it is not in the profile's libs and no symbol folder was given"
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::SymbolStore;
+use crate::debugid::DebugId;
 use crate::pathname::is_plain;
 use crate::profile::libs::Lib;
 use crate::resolve::Companion;
@@ -100,8 +101,43 @@ pub(super) fn dsym_of(path: &Path) -> Option<PathBuf> {
     )
 }
 
+/// `.build-id/xx/rest.debug`, the layout of a build-ID tree (`/usr/lib/debug`, a build's
+/// own, a `--symbol-dir`) for the build ID `hex` (lower-case hex, 3 digits or more).
+fn build_id_rel(hex: &str) -> PathBuf {
+    PathBuf::from(".build-id")
+        .join(&hex[..2])
+        .join(format!("{}.debug", &hex[2..]))
+}
+
+/// The debuginfod client's cached `debuginfo` for a build ID, if there is one: what gdb,
+/// samply or an earlier run downloaded is used without a server. Walked like any cache
+/// path (no symlink followed); an empty file is a remembered miss, not a candidate.
+fn debuginfod_cached(hex: &str) -> Option<PathBuf> {
+    let root = crate::remote::cache::debuginfod_dir()?;
+    let rel = Path::new(hex).join("debuginfo");
+    match crate::remote::cache::lookup(&root, &rel) {
+        Ok(Some(m)) if m.len() > 0 => Some(root.join(rel)),
+        _ => None,
+    }
+}
+
+/// The separate debug files for an ELF build ID, wherever they may be without the
+/// binary: each `--symbol-dir`'s build-ID tree, the system's (`/usr/lib/debug`), then
+/// the debuginfod client's cache.
+pub(super) fn by_build_id(hex: &str, symbol_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    if hex.len() < 3 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Vec::new();
+    }
+    let rel = build_id_rel(hex);
+    let mut out: Vec<PathBuf> = symbol_dirs.iter().map(|d| d.join(&rel)).collect();
+    out.push(Path::new("/usr/lib/debug").join(&rel));
+    out.extend(debuginfod_cached(hex));
+    out
+}
+
 /// Where a companion file may be, in the order tried: ELF separate debug files by build ID
-/// under `/usr/lib/debug/.build-id`, the binary's folder and each `--symbol-dir`; the
+/// under `/usr/lib/debug/.build-id`, the binary's folder, each `--symbol-dir` and the
+/// debuginfod client's cache; the
 /// `.gnu_debuglink` target beside the binary, in its `.debug/` folder and under
 /// `/usr/lib/debug/<folder>/`; a PDB beside its image, at its recorded path, then in the
 /// symstores. A name with a path separator or `..` is never turned into a path.
@@ -118,12 +154,11 @@ pub(super) fn companions(
             if hex.len() < 3 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return out;
             }
-            let rel = PathBuf::from(".build-id")
-                .join(&hex[..2])
-                .join(format!("{}.debug", &hex[2..]));
+            let rel = build_id_rel(hex);
             out.push(Path::new("/usr/lib/debug").join(&rel));
             out.push(dir.join(&rel));
             out.extend(symbol_dirs.iter().map(|d| d.join(&rel)));
+            out.extend(debuginfod_cached(hex));
         }
         Companion::DebugLink(name) => {
             if !is_plain(name) {
@@ -234,6 +269,11 @@ impl SymbolStore {
                 files.extend(dsym_of(&p));
                 files.push(p);
             }
+        }
+        // 4b. Separate debug files by the lib's build ID (its ELF codeId): found without
+        // the binary, as on a machine other than the one that recorded the profile.
+        if let Some(hex) = crate::remote::elf_build_id(lib, &DebugId::new(breakpad_id)) {
+            files.extend(by_build_id(&hex, &self.opts.symbol_dirs));
         }
         // 5. The binary itself.
         if let Some(p) = lib.and_then(|l| l.path.as_ref()) {

@@ -40,12 +40,63 @@ fn has_debug_info(file: &object::File<'_>) -> bool {
         .is_some_and(|s| s.size() > 0 && s.kind() != object::SectionKind::UninitializedData)
 }
 
+/// The function symbols of `file`, and its untyped labels in code that no sized function
+/// holds: assembly entry stubs (ld.so's `_start` and `_dl_start_user`) are `STT_NOTYPE`
+/// size-0 labels, named by `nm` and llvm-symbolizer; a label inside a sized function
+/// (nasm's `func.loop`) would only cut that function's name short.
 pub fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
-    file.symbols()
-        .chain(file.dynamic_symbols())
-        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0 && s.is_definition())
+    let defined = || {
+        file.symbols()
+            .chain(file.dynamic_symbols())
+            .filter(|s| s.address() != 0 && s.is_definition())
+    };
+    let mut out: Vec<(u64, u64, String)> = defined()
+        .filter(|s| s.kind() == SymbolKind::Text)
         .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
-        .collect()
+        .collect();
+    let mut sized: Vec<(u64, u64)> = out
+        .iter()
+        .filter(|s| s.1 > 0)
+        .map(|s| (s.0, s.0.saturating_add(s.1)))
+        .collect();
+    sized.sort_unstable();
+    let inside_sized = |a: u64| {
+        let i = sized.partition_point(|r| r.0 < a);
+        // Sized functions may nest (aliases of different sizes): any before `a` counts.
+        sized[..i].iter().rev().take(8).any(|r| a < r.1)
+    };
+    let labels: Vec<(u64, u64, String)> = defined()
+        .filter(|s| s.kind() == SymbolKind::Unknown && in_code_section(file, s.section()))
+        .filter_map(|s| Some((s.address(), s.name().ok()?)))
+        .filter(|(a, n)| is_code_label(n) && !inside_sized(*a))
+        .map(|(a, n)| (a, 0, n.to_string()))
+        .collect();
+    out.extend(labels);
+    out
+}
+
+/// Whether a symbol's section holds code (by its flag: a separate debug file's sections
+/// are `SHT_NOBITS`).
+fn in_code_section(file: &object::File<'_>, section: object::SymbolSection) -> bool {
+    let object::SymbolSection::Section(index) = section else {
+        return false;
+    };
+    file.section_by_index(index).is_ok_and(|s| {
+        matches!(s.flags(), object::SectionFlags::Elf { sh_flags, .. }
+            if sh_flags & object::elf::SHF_EXECINSTR != object::elf::SectionFlags(0))
+    })
+}
+
+/// An untyped code symbol that names code: not an ARM/AArch64 mapping symbol (`$x`,
+/// `$d`), an assembler-local `.L` label, or a linker's section marker (`_etext`,
+/// `__start_SECTION`).
+fn is_code_label(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('$')
+        && !name.starts_with(".L")
+        && !matches!(name, "_etext" | "etext" | "__etext")
+        && !name.starts_with("__start_")
+        && !name.starts_with("__stop_")
 }
 
 /// A separate debug file for `file`: by build ID (its build ID checked), then by
