@@ -153,14 +153,14 @@ fn counts_read_as_words_and_quiet_stays_silent_at_ctrl_c() {
         if quiet {
             cmd.arg("-q");
         }
-        let mut child = cmd
-            .arg(&profile)
-            .env_remove("DEBUGINFOD_URLS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        // Killed and reaped by the guard if an assertion fails before Ctrl-C.
+        let mut child = common::Reaped::spawn(
+            cmd.arg(&profile)
+                .env_remove("DEBUGINFOD_URLS")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
         // Quiet: read to the end once the process is gone (the pipe then closes).
         let mut quiet_err = quiet.then(|| child.stderr.take().unwrap());
         let stderr = if quiet {
