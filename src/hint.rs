@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use crate::log::shell_quote;
 use crate::profile::libs::Lib;
 use crate::resolve::{LoadError, Module};
+use crate::store::LoadedModule;
 
 /// Where a module without debug info comes from, which decides what can help.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -164,6 +165,26 @@ impl Advisor {
         if !names.iter().any(|n| n == debug_name) {
             names.push(debug_name.to_string());
         }
+    }
+
+    /// The stderr line of one module's answer (where its symbols came from, or why there
+    /// are none), its advice noted for the grouped lines: the one module report of
+    /// `load`, `query` and `symbolicate`.
+    pub fn report(
+        &mut self,
+        debug_name: &str,
+        answer: &Result<std::rc::Rc<LoadedModule>, Vec<LoadError>>,
+        lib: Option<&Lib>,
+        verbose: bool,
+    ) -> String {
+        let (line, advice) = match answer {
+            Ok(module) => found(debug_name, module, module.origin(), lib, verbose),
+            Err(errors) => missing(debug_name, errors, lib, verbose),
+        };
+        if let Some(kind) = advice {
+            self.note(kind, debug_name);
+        }
+        line
     }
 
     /// The grouped lines for kinds with modules not yet counted in a line.

@@ -37,16 +37,8 @@ impl Api {
                 .is_err_and(|errors| errors.iter().any(|e| e.kind.is_pending()));
             if !self.quiet && !waiting && self.told.insert((name.to_string(), id.clone())) {
                 let verbose = self.store.verbose();
-                let (line, advice) = match &answer {
-                    Ok(module) => {
-                        crate::hint::found(name, module, module.origin(), lib.as_ref(), verbose)
-                    }
-                    Err(errors) => crate::hint::missing(name, errors, lib.as_ref(), verbose),
-                };
+                let line = self.advisor.report(name, &answer, lib.as_ref(), verbose);
                 crate::elog!("{line}");
-                if let Some(kind) = advice {
-                    self.advisor.note(kind, name);
-                }
             }
             let answer = match answer {
                 Ok(module) => match module.remember_sorted(&offsets, encode) {

@@ -174,7 +174,9 @@ pub fn symbolicate(
     let mut failed: BTreeSet<(String, DebugId)> = BTreeSet::new();
     for ((name, _), work) in modules.iter_mut() {
         let offsets: Vec<u64> = work.offsets.iter().copied().collect();
-        match store.module(name, &work.lib.breakpad_id, Some(&work.lib)) {
+        let answer = store.module(name, &work.lib.breakpad_id, Some(&work.lib));
+        let line = advisor.report(name, &answer, Some(&work.lib), store.verbose());
+        match answer {
             Ok(module) => {
                 work.results = match module.lookup_sorted(&offsets) {
                     Ok(r) => r,
@@ -184,25 +186,10 @@ pub fn symbolicate(
                     }
                 };
                 let n = work.results.iter().filter(|r| r.is_some()).count();
-                let (line, advice) = crate::hint::found(
-                    name,
-                    &module,
-                    module.origin(),
-                    Some(&work.lib),
-                    store.verbose(),
-                );
-                if let Some(kind) = advice {
-                    advisor.note(kind, name);
-                }
                 summary.push(format!("  {line} ({n} of {} addresses)", offsets.len()));
             }
-            Err(errors) => {
+            Err(_) => {
                 failed.insert((name.clone(), work.lib.breakpad_id.clone()));
-                let (line, advice) =
-                    crate::hint::missing(name, &errors, Some(&work.lib), store.verbose());
-                if let Some(kind) = advice {
-                    advisor.note(kind, name);
-                }
                 summary.push(format!(
                     "  {line} ({} addresses left as they are)",
                     offsets.len()
