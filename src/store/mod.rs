@@ -1,8 +1,7 @@
 //! The symbol store: finds the debug file for `(debugName, breakpadId)`, checks its ID,
 //! hands it to the right format resolver, and keeps parsed modules in a bounded cache.
-//! Longer than 600 lines: the cache, its entries and the lookup order are one state
-//! machine (candidates, dyld images, remote parking); where to look is `paths.rs`, a
-//! module's remembered answers `memo.rs`.
+//! The search order (steps 1 to 8) is one list, made in `paths.rs` and walked here; a
+//! module's remembered answers are `memo.rs`.
 
 pub mod codefile;
 mod memo;
@@ -11,7 +10,7 @@ mod vdso;
 pub mod zip;
 
 use crate::pathname::is_plain;
-use paths::Candidate;
+use paths::{Candidate, Step};
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -420,7 +419,7 @@ impl SymbolStore {
                 format!("'{breakpad_id}' is not a debug ID (33 hex digits expected)"),
             )]);
         }
-        let candidates = self.candidates(debug_name, breakpad_id, lib);
+        let steps = self.search_order(debug_name, breakpad_id, lib);
         let mut errors = Vec::new();
         let mut poison = None;
         if !is_plain(debug_name) {
@@ -432,7 +431,7 @@ impl SymbolStore {
             ));
         }
         self.log(|| {
-            let n = candidates.len() as u64;
+            let n = steps.iter().filter(|s| matches!(s, Step::Local(_))).count() as u64;
             format!(
                 "{debug_name}/{breakpad_id}: {}",
                 crate::log::count(n, "candidate", "candidates")
@@ -442,54 +441,49 @@ impl SymbolStore {
         // fallback: a later candidate (an unstripped copy in --symbol-dir), the sidecar
         // and the remote sources that fit the module may name more.
         let mut fallback: Option<Module> = None;
-        for c in candidates {
-            match self.try_candidate(&c, id) {
-                Ok(module) => {
-                    if lacks_debug_info(&module) {
+        for step in steps {
+            let (module, origin) = match step {
+                Step::Local(c) => match self.try_candidate(&c, id) {
+                    Ok(module) if lacks_debug_info(&module) => {
                         self.log(|| {
                             format!("  {}: no debug info; kept as the fallback", self.shown(&c))
                         });
                         fallback.get_or_insert(module);
                         continue;
                     }
-                    self.log(|| format!("  {}: using it", self.shown(&c)));
-                    let module = Rc::new(LoadedModule::new(module, None));
-                    self.insert(debug_name, id, module.clone());
-                    return Ok(module);
-                }
-                Err(e) => {
-                    self.log(|| format!("  {} ({})", e.message, e.kind));
-                    if e.is_parser_panic() {
-                        poison = Some(e.clone());
+                    Ok(module) => {
+                        self.log(|| format!("  {}: using it", self.shown(&c)));
+                        (module, None)
                     }
-                    errors.push(e);
-                }
-            }
-        }
-        // 6. The profile's sidecar.
-        match self.sidecar_module(debug_name, id) {
-            Some(Ok(module)) => {
-                let module = Rc::new(LoadedModule::new(module, None));
-                self.insert(debug_name, id, module.clone());
-                return Ok(module);
-            }
-            Some(Err(e)) => errors.push(e),
-            None => {}
-        }
-        // 7. Remote sources.
-        match self.ask_remote(debug_name, id, lib, wait, &mut errors) {
-            Lookup::Found(module, server) => {
-                let module = Rc::new(LoadedModule::new(module, Some(server)));
-                self.insert(debug_name, id, module.clone());
-                return Ok(module);
-            }
-            // Asked again when the download is done; the fallback waits until then.
-            Lookup::Pending if fallback.is_some() => return Err(errors),
-            _ => {}
-        }
-        // 8. The local file's own tables.
-        if let Some(module) = fallback {
-            let module = Rc::new(LoadedModule::new(module, None));
+                    Err(e) => {
+                        self.log(|| format!("  {} ({})", e.message, e.kind));
+                        if e.is_parser_panic() {
+                            poison = Some(e.clone());
+                        }
+                        errors.push(e);
+                        continue;
+                    }
+                },
+                Step::Sidecar => match self.sidecar_module(debug_name, id) {
+                    Some(Ok(module)) => (module, None),
+                    Some(Err(e)) => {
+                        errors.push(e);
+                        continue;
+                    }
+                    None => continue,
+                },
+                Step::Remote => match self.ask_remote(debug_name, id, lib, wait, &mut errors) {
+                    Lookup::Found(module, server) => (module, Some(server)),
+                    // Asked again when the download is done; the fallback waits until then.
+                    Lookup::Pending if fallback.is_some() => return Err(errors),
+                    _ => continue,
+                },
+                Step::Fallback => match fallback.take() {
+                    Some(module) => (module, None),
+                    None => continue,
+                },
+            };
+            let module = Rc::new(LoadedModule::new(module, origin));
             self.insert(debug_name, id, module.clone());
             return Ok(module);
         }
@@ -537,7 +531,7 @@ impl SymbolStore {
         self.remote.as_mut()
     }
 
-    /// Step 7, through the same file check as local candidates.
+    /// Step 7 of the search order, through the same file check as local candidates.
     fn ask_remote(
         &mut self,
         debug_name: &str,

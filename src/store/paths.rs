@@ -1,5 +1,7 @@
-//! Where the store looks: the candidate files for a module (SPEC section 6) and the
-//! places of the companion files a format names (separate ELF debug files, PDBs).
+//! Where the store looks: the whole search order for a module (SPEC section 6, steps 1 to
+//! 8: local candidates, build-ID folders, the sidecar, remote sources, the stripped
+//! fallback) as one list, and the places of the companion files a format names
+//! (separate ELF debug files, PDBs).
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +28,20 @@ pub(super) enum Candidate {
         paths: Vec<String>,
         name: String,
     },
+}
+
+/// One step of the search order, in order ([`SymbolStore::search_order`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Step {
+    /// Steps 1 to 5: a local file (or image) that may hold the module.
+    Local(Candidate),
+    /// 6: the profile's sidecar.
+    Sidecar,
+    /// 7: the remote sources that fit the module.
+    Remote,
+    /// 8: the fallback, the first local candidate whose ID matched but that holds no
+    /// debug info (a stripped binary, a PE without its PDB); names from its own tables.
+    Fallback,
 }
 
 /// The system's dyld shared caches that exist, newest layout first: macOS 13+ keeps them
@@ -213,7 +229,23 @@ pub(super) fn companions(
 }
 
 impl SymbolStore {
-    /// The places to try for a module, in the order of SPEC section 6.
+    /// Every step of the search for a module, in the order of SPEC section 6.
+    pub(super) fn search_order(
+        &self,
+        debug_name: &str,
+        breakpad_id: &str,
+        lib: Option<&Lib>,
+    ) -> Vec<Step> {
+        let mut steps: Vec<Step> = self
+            .candidates(debug_name, breakpad_id, lib)
+            .into_iter()
+            .map(Step::Local)
+            .collect();
+        steps.extend([Step::Sidecar, Step::Remote, Step::Fallback]);
+        steps
+    }
+
+    /// The local places to try for a module (steps 1 to 5 of SPEC section 6).
     pub(super) fn candidates(
         &self,
         debug_name: &str,
@@ -240,7 +272,7 @@ impl SymbolStore {
             return vec![Candidate::Vdso];
         }
         let mut out: Vec<Candidate> = files.drain(..).map(Candidate::File).collect();
-        // 3. Breakpad stores, zips, then symstores.
+        // 2. Breakpad stores, zips, then symstores.
         if plain {
             let id = breakpad_id.to_ascii_uppercase();
             let rel = crate::pathname::breakpad_sym_path(debug_name, breakpad_id);
@@ -256,7 +288,7 @@ impl SymbolStore {
                 ));
             }
         }
-        // samply's --simpleperf-binary-cache: binaries under their on-device path.
+        // 3. samply's --simpleperf-binary-cache: binaries under their on-device path.
         if let Some(rel) = lib.and_then(|l| crate::remote::glue::device_path(l)) {
             for dir in &self.opts.simpleperf_binary_caches {
                 files.push(dir.join(rel));
@@ -275,12 +307,12 @@ impl SymbolStore {
         if let Some(hex) = crate::remote::elf_build_id(lib, &DebugId::new(breakpad_id)) {
             files.extend(by_build_id(&hex, &self.opts.symbol_dirs));
         }
-        // 5. The binary itself.
+        // 5. The binary itself, then its image in the dyld shared caches.
         if let Some(p) = lib.and_then(|l| l.path.as_ref()) {
             files.push(PathBuf::from(p));
         }
         out.extend(files.into_iter().map(Candidate::File));
-        // 5b. dyld shared caches: system libraries that are not files (macOS 11+).
+        // dyld shared caches: system libraries that are not files (macOS 11+).
         let paths: Vec<String> = lib
             .into_iter()
             .flat_map(|l| [l.path.clone(), l.debug_path.clone()])
