@@ -22,10 +22,12 @@ pub const EXIT_NOTHING_RESOLVED: u8 = 3;
 /// fetched what the profile needs all at once.
 fn store(mut opts: SymbolOptions, blocking: bool) -> SymbolStore {
     opts.one_by_one = std::env::var_os("PROFILER_SYMBOL_SERVER_ONE_BY_ONE").is_some();
-    let nt = std::env::var("_NT_SYMBOL_PATH").ok();
+    if let Ok(nt) = std::env::var("_NT_SYMBOL_PATH") {
+        opts.symbol_path.extend(crate::cli::SymbolPath::parse(&nt));
+    }
     let debuginfod = std::env::var("DEBUGINFOD_URLS").ok();
-    let remote = crate::remote::Remote::new(&opts, nt.as_deref(), debuginfod.as_deref(), blocking);
-    let mut store = SymbolStore::new(opts, nt);
+    let remote = crate::remote::Remote::new(&opts, debuginfod.as_deref(), blocking);
+    let mut store = SymbolStore::new(opts);
     store.set_remote(remote);
     store
 }

@@ -5,7 +5,7 @@ use profiler_symbol_server::fuzzing::Api;
 use profiler_symbol_server::fuzzing::SymbolStore;
 
 fuzz_target!(|data: &[u8]| {
-    let store = SymbolStore::new(Default::default(), None);
+    let store = SymbolStore::new(Default::default());
     let mut api = Api::new(store, None, true);
     for path in ["/symbolicate/v5", "/source/v1", "/asm/v1"] {
         let _ = api.handle(path, data);

@@ -162,37 +162,6 @@ fn encode_path(rel: &str) -> String {
     crate::pathname::percent_encode(rel, crate::pathname::PATH_CHARS)
 }
 
-/// A `_NT_SYMBOL_PATH`-style value, as the store and the remote sources both read it.
-#[derive(Debug, Default, PartialEq)]
-pub struct SymbolPath {
-    /// Every folder, in order: local symstores (a server's cache folder is one too).
-    pub folders: Vec<PathBuf>,
-    /// Every `http(s)://` server, with the folder written before it in its entry, if any
-    /// (its download cache: `srv*CACHE*URL`).
-    pub servers: Vec<(String, Option<PathBuf>)>,
-}
-
-/// Parses `entry;entry;...`, each entry `*`-separated parts: `srv`, `symsrv` and `cache`
-/// are keywords, `*.dll` a symsrv DLL, `http://` and `https://` parts servers, any other
-/// part a folder (`srv*C:\cache*https://server`, `cache*DIR`, `DIR`).
-pub fn parse_symbol_path(value: &str) -> SymbolPath {
-    let mut out = SymbolPath::default();
-    for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
-        let mut cache = None;
-        for p in entry.split('*').filter(|p| !p.is_empty()) {
-            if p.starts_with("http://") || p.starts_with("https://") {
-                out.servers.push((p.to_string(), cache.clone()));
-            } else if !matches!(p.to_ascii_lowercase().as_str(), "srv" | "symsrv" | "cache")
-                && !p.ends_with(".dll")
-            {
-                out.folders.push(PathBuf::from(p));
-                cache = Some(PathBuf::from(p));
-            }
-        }
-    }
-    out
-}
-
 /// The GNU build ID of an ELF module, from the profile's code ID, when it is one: hex,
 /// and its first 16 bytes give the requested debug ID (which rules out PE and Mach-O
 /// code IDs).
@@ -218,7 +187,6 @@ impl Remote {
     /// [`Self::waits`]); without it, it answers `Pending` and the caller polls.
     pub fn new(
         opts: &SymbolOptions,
-        nt_symbol_path: Option<&str>,
         debuginfod_urls: Option<&str>,
         blocking: bool,
     ) -> Option<Remote> {
@@ -244,19 +212,11 @@ impl Remote {
         for url in &opts.breakpad_symbol_servers {
             add(Kind::Breakpad, url, breakpad_cache.clone());
         }
-        let mut windows: Vec<(String, Option<PathBuf>)> = opts
+        let windows = opts
             .windows_symbol_servers
             .iter()
             .map(|u| (u.clone(), None))
-            .collect();
-        for value in opts
-            .windows_symbol_path
-            .iter()
-            .map(String::as_str)
-            .chain(nt_symbol_path)
-        {
-            windows.extend(parse_symbol_path(value).servers);
-        }
+            .chain(opts.symbol_path.servers.iter().cloned());
         for (url, cache) in windows {
             let cache = cache.map(|c| (c, false)).or_else(|| windows_cache.clone());
             add(Kind::Windows, &url, cache);
@@ -686,7 +646,7 @@ mod tests {
             encode_path("libstdc++.so.6/ID/a b#?%.sym"),
             "libstdc++.so.6/ID/a%20b%23%3F%25.sym"
         );
-        let s = parse_symbol_path(
+        let s = crate::cli::SymbolPath::parse(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms;srv*http://x/",
         )
         .servers;

@@ -87,15 +87,17 @@ impl SymbolStore {
         self.opts.verbose
     }
 
-    pub fn new(opts: SymbolOptions, nt_symbol_path: Option<String>) -> SymbolStore {
+    pub fn new(opts: SymbolOptions) -> SymbolStore {
         let mut symstores = Vec::new();
         let mut server_caches = Vec::new();
         // Their servers are fetched from by `remote`.
-        for value in opts.windows_symbol_path.iter().chain(nt_symbol_path.iter()) {
-            let parsed = crate::remote::parse_symbol_path(value);
-            symstores.extend(parsed.folders);
-            server_caches.extend(parsed.servers.into_iter().filter_map(|(_, cache)| cache));
-        }
+        symstores.extend(opts.symbol_path.folders.iter().cloned());
+        server_caches.extend(
+            opts.symbol_path
+                .servers
+                .iter()
+                .filter_map(|(_, cache)| cache.clone()),
+        );
         let archives = opts
             .symbols_zips
             .iter()
@@ -629,7 +631,7 @@ mod tests {
             ..Default::default()
         };
         // Kept while within bounds: the same parsed module comes back.
-        let mut store = SymbolStore::new(opts.clone(), None);
+        let mut store = SymbolStore::new(opts.clone());
         let first = store.module(a.0, a.1, None).unwrap();
         assert!(
             first.cost() > 0,
@@ -637,14 +639,14 @@ mod tests {
         );
         assert!(Rc::ptr_eq(&first, &store.module(a.0, a.1, None).unwrap()));
         // A byte bound below two modules: loading b evicts a.
-        let mut store = SymbolStore::new(opts.clone(), None);
+        let mut store = SymbolStore::new(opts.clone());
         let a1 = store.module(a.0, a.1, None).unwrap();
         store.max_bytes = a1.cost() + 1;
         store.module(b.0, b.1, None).unwrap();
         assert_eq!(store.cache.len(), 1);
         assert!(!Rc::ptr_eq(&a1, &store.module(a.0, a.1, None).unwrap()));
         // A count bound of one does the same.
-        let mut store = SymbolStore::new(opts, None);
+        let mut store = SymbolStore::new(opts);
         store.max_modules = 1;
         let a1 = store.module(a.0, a.1, None).unwrap();
         store.module(b.0, b.1, None).unwrap();
@@ -666,10 +668,10 @@ mod tests {
             own.display()
         );
         let opts = SymbolOptions {
-            windows_symbol_path: Some(value),
+            symbol_path: crate::cli::SymbolPath::parse(&value),
             ..Default::default()
         };
-        let store = SymbolStore::new(opts, None);
+        let store = SymbolStore::new(opts);
         assert!(store.is_download_cache(&cache.join("a.pdb/a.pdb")));
         assert!(store.is_download_cache(&own.join("../cache/a.pdb/a.pdb")));
         assert!(!store.is_download_cache(&own.join("a.pdb/a.pdb")));
@@ -687,7 +689,7 @@ mod tests {
             dyld_shared_caches: vec![dir.join("arm64/dyld_shared_cache_arm64")],
             ..Default::default()
         };
-        let mut store = SymbolStore::new(opts, None);
+        let mut store = SymbolStore::new(opts);
         store.max_modules = 1;
         let foo = store.module("libfoo.dylib", &id(0), None).unwrap();
         let Some(Some(Ok(cache))) = store.dyld_caches.first().map(|c| c.opened.clone()) else {
@@ -709,7 +711,7 @@ mod tests {
 
     #[test]
     fn symbol_path_syntax() {
-        let parsed = crate::remote::parse_symbol_path(
+        let parsed = crate::cli::SymbolPath::parse(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms; cache*E:\c ;",
         );
         let l = parsed.folders;
@@ -745,7 +747,7 @@ mod tests {
             .collect();
         let doc = serde_json::json!({"string_table": ["f"], "data": data});
         std::fs::write(&path, doc.to_string()).unwrap();
-        let mut store = SymbolStore::new(SymbolOptions::default(), None);
+        let mut store = SymbolStore::new(SymbolOptions::default());
         store.set_sidecar(path);
         store.max_modules = 1;
         // Each asked twice, alternating: every answer evicts the other module.
