@@ -45,8 +45,7 @@ pub struct NativeModule {
 /// module answers from its symbol and unwind tables: a module is not lost for its debug
 /// sections.
 pub fn readable_dwarf(
-    dwarf: Result<Option<DwarfResolver>, String>,
-    budget: &super::section::Budget,
+    dwarf: Result<Option<DwarfResolver>, super::section::DebugDataError>,
     debug_file: &std::path::Path,
     warnings: &mut Vec<LoadError>,
 ) -> Option<DwarfResolver> {
@@ -54,12 +53,7 @@ pub fn readable_dwarf(
         Ok(d) => return d,
         Err(e) => e,
     };
-    let kind = if budget.exceeded() {
-        LoadErrorKind::DecompressionLimit
-    } else {
-        LoadErrorKind::ParseError
-    };
-    warnings.push(LoadError::new(kind, debug_file, e));
+    warnings.push(LoadError::new(e.kind(), debug_file, e));
     None
 }
 

@@ -28,6 +28,90 @@ pub const BUDGET_RATIO: u64 = 50;
 /// a module holding more could not stay in anyway (`store::DEFAULT_MAX_BYTES` is this).
 pub const BUDGET_MAX: u64 = 4 << 30;
 
+/// Why a module's debug sections cannot be used: a section that cannot be read or
+/// decompressed, or DWARF that is invalid once read. Its `Display` is the message of the
+/// module's warning; [`Self::kind`] its kind.
+#[derive(Debug)]
+pub enum DebugDataError {
+    /// The section's header cannot be read.
+    Header { section: String, problem: String },
+    /// A compression other than zlib and zstd.
+    UnsupportedCompression { section: String, format: String },
+    /// The section decompresses past what is left of the module's budget.
+    OverBudget {
+        section: String,
+        claimed: u64,
+        limit: u64,
+        left: u64,
+    },
+    /// A size that does not fit in memory at all.
+    TooLarge { section: String },
+    /// The compressed stream is corrupt.
+    Corrupt {
+        section: String,
+        codec: &'static str,
+        problem: String,
+    },
+    /// The stream holds fewer bytes than its header claims.
+    Short {
+        section: String,
+        got: usize,
+        expected: usize,
+    },
+    /// The sections were read; the DWARF in them is invalid.
+    InvalidDwarf(gimli::Error),
+}
+
+impl DebugDataError {
+    /// `DecompressionLimit` for a section past the budget, `ParseError` otherwise.
+    pub fn kind(&self) -> super::LoadErrorKind {
+        match self {
+            DebugDataError::OverBudget { .. } => super::LoadErrorKind::DecompressionLimit,
+            _ => super::LoadErrorKind::ParseError,
+        }
+    }
+}
+
+impl std::fmt::Display for DebugDataError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DebugDataError::Header { section, problem } => {
+                write!(f, "section {section}: {problem}")
+            }
+            DebugDataError::UnsupportedCompression { section, format } => write!(
+                f,
+                "section {section}: unsupported compression {format} (zlib and zstd are read)"
+            ),
+            DebugDataError::OverBudget {
+                section,
+                claimed,
+                limit,
+                left,
+            } => write!(
+                f,
+                "section {section}: decompresses to {claimed} bytes, over the limit of {limit} bytes \
+                 of decompressed debug data for this module ({left} left; the limit is {BUDGET_RATIO} \
+                 times its compressed sections, at least {BUDGET_FREE}, at most {BUDGET_MAX})"
+            ),
+            DebugDataError::TooLarge { section } => write!(f, "section {section}: too large"),
+            DebugDataError::Corrupt {
+                section,
+                codec,
+                problem,
+            } => write!(f, "section {section}: corrupt {codec} data: {problem}"),
+            DebugDataError::Short {
+                section,
+                got,
+                expected,
+            } => write!(
+                f,
+                "section {section}: decompressed to {got} bytes, expected {expected}"
+            ),
+            DebugDataError::InvalidDwarf(e) => write!(f, "invalid DWARF: {e}"),
+        }
+    }
+}
+
 /// One module's allowance of decompressed bytes, shared by all its compressed sections
 /// (binary, separate debug file, dwz file, `.dwp` and `.dwo` files): `BUDGET_RATIO` times
 /// their compressed bytes, at least `BUDGET_FREE`, at most `BUDGET_MAX`.
@@ -35,9 +119,6 @@ pub const BUDGET_MAX: u64 = 4 << 30;
 pub struct Budget {
     compressed: Cell<u64>,
     used: Cell<u64>,
-    /// Set once a section was refused for the budget: the module is then answered from
-    /// its other tables rather than refused.
-    exceeded: Cell<bool>,
 }
 
 impl Budget {
@@ -71,11 +152,6 @@ impl Budget {
     fn left(&self) -> u64 {
         self.limit().saturating_sub(self.used.get())
     }
-
-    /// Whether a section was refused for the budget.
-    pub fn exceeded(&self) -> bool {
-        self.exceeded.get()
-    }
 }
 
 /// A section's bytes, decompressed (`SHF_COMPRESSED` with zlib or zstd, or `.zdebug_*`)
@@ -87,7 +163,7 @@ pub fn section_data(
     name: &str,
     bytes: &Rc<FileBytes>,
     budget: &Budget,
-) -> Result<Option<Bytes>, String> {
+) -> Result<Option<Bytes>, DebugDataError> {
     let Some(section) = by_name(file, name) else {
         return Ok(None);
     };
@@ -95,7 +171,10 @@ pub fn section_data(
     let name = section.name().unwrap_or(name);
     let compressed = section
         .compressed_data()
-        .map_err(|e| format!("section {name}: {e}"))?;
+        .map_err(|e| DebugDataError::Header {
+            section: name.to_string(),
+            problem: e.to_string(),
+        })?;
     match compressed.format {
         object::CompressionFormat::None => Ok(Some(Bytes::of(bytes, compressed.data))),
         format @ (object::CompressionFormat::Zlib | object::CompressionFormat::Zstandard) => {
@@ -113,9 +192,10 @@ pub fn section_data(
             )
             .map(|out| Some(Bytes::Owned(Rc::new(out))))
         }
-        other => Err(format!(
-            "section {name}: unsupported compression {other:?} (zlib and zstd are read)"
-        )),
+        other => Err(DebugDataError::UnsupportedCompression {
+            section: name.to_string(),
+            format: format!("{other:?}"),
+        }),
     }
 }
 
@@ -147,18 +227,19 @@ fn inflate(
     data: &[u8],
     claimed: u64,
     budget: &Budget,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, DebugDataError> {
+    let section = || name.to_string();
     let left = budget.left();
     if claimed > left {
-        budget.exceeded.set(true);
-        return Err(format!(
-            "section {name}: decompresses to {claimed} bytes, over the limit of {} bytes \
-             of decompressed debug data for this module ({left} left; the limit is {BUDGET_RATIO} \
-             times its compressed sections, at least {BUDGET_FREE}, at most {BUDGET_MAX})",
-            budget.limit()
-        ));
+        return Err(DebugDataError::OverBudget {
+            section: section(),
+            claimed,
+            limit: budget.limit(),
+            left,
+        });
     }
-    let size = usize::try_from(claimed).map_err(|_| format!("section {name}: too large"))?;
+    let size =
+        usize::try_from(claimed).map_err(|_| DebugDataError::TooLarge { section: section() })?;
     let mut out = Vec::new();
     let read = match codec {
         Codec::Zlib => flate2::read::ZlibDecoder::new(data)
@@ -170,15 +251,20 @@ fn inflate(
         Codec::Zlib => "zlib",
         Codec::Zstd => "zstd",
     };
-    read.map_err(|e| format!("section {name}: corrupt {codec} data: {e}"))?;
+    read.map_err(|e| DebugDataError::Corrupt {
+        section: section(),
+        codec,
+        problem: e.to_string(),
+    })?;
     budget
         .used
         .set(budget.used.get().saturating_add(out.len() as u64));
     if out.len() != size {
-        return Err(format!(
-            "section {name}: decompressed to {} bytes, expected {size}",
-            out.len()
-        ));
+        return Err(DebugDataError::Short {
+            section: section(),
+            got: out.len(),
+            expected: size,
+        });
     }
     // Gives back the slack of the buffer's doubling (glibc shrinks a big block in place).
     out.shrink_to_fit();
@@ -257,14 +343,14 @@ mod tests {
                 .len(),
             40 << 20
         );
-        assert!(!b.exceeded());
         // 24 MiB left of the 64 MiB floor: the same 40 MiB again is refused, unread.
         let e = inflate(".debug_str", Codec::Zlib, &packed, 40 << 20, &b).unwrap_err();
+        assert_eq!(e.kind(), crate::resolve::LoadErrorKind::DecompressionLimit);
+        let e = e.to_string();
         assert!(
             e.contains(".debug_str") && e.contains("limit of 67108864"),
             "{e}"
         );
-        assert!(b.exceeded());
     }
 
     #[test]
@@ -275,7 +361,9 @@ mod tests {
         assert_eq!(out.len(), 1000);
         assert_eq!(b.used.get(), 1000);
         // Claiming more than it holds is corrupt, and said so.
-        let e = inflate(".debug_line", Codec::Zlib, &zlib(b"abc"), 10, &b).unwrap_err();
+        let e = inflate(".debug_line", Codec::Zlib, &zlib(b"abc"), 10, &b)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("decompressed to 3 bytes, expected 10"), "{e}");
     }
 
@@ -299,12 +387,18 @@ mod tests {
         assert!(out == text);
         assert_eq!(b.used.get(), text.len() as u64);
         // Past the budget: refused unread, as zlib.
-        let e = inflate(".debug_str", Codec::Zstd, &packed, 100 << 20, &b).unwrap_err();
+        let e = inflate(".debug_str", Codec::Zstd, &packed, 100 << 20, &b)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("limit of 67108864"), "{e}");
         // Truncated or shorter than claimed: said so.
-        let e = inflate(".debug_line", Codec::Zstd, &packed[..1000], 1 << 20, &b).unwrap_err();
+        let e = inflate(".debug_line", Codec::Zstd, &packed[..1000], 1 << 20, &b)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("section .debug_line:"), "{e}");
-        let e = inflate(".debug_line", Codec::Zstd, &zstd(b"abc"), 10, &b).unwrap_err();
+        let e = inflate(".debug_line", Codec::Zstd, &zstd(b"abc"), 10, &b)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("decompressed to 3 bytes, expected 10"), "{e}");
         // A claim shorter than the stream: only the claim is read.
         let out = inflate(".debug_line", Codec::Zstd, &packed, 1000, &b).unwrap();

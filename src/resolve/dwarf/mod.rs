@@ -19,7 +19,7 @@ use addr2line::{LookupContinuation, LookupResult, SplitDwarfLoad};
 use gimli::{EndianSlice, Reader, RunTimeEndian, SectionId};
 
 use super::bytes::{Bytes, FileBytes};
-use super::section::Budget;
+use super::section::{Budget, DebugDataError};
 use super::{InlineFrame, Symbolized, Text};
 
 /// Plain slices: gimli and addr2line copy readers all the time, and a slice is the cheapest
@@ -27,7 +27,7 @@ use super::{InlineFrame, Symbolized, Text};
 pub type R = EndianSlice<'static, RunTimeEndian>;
 
 /// Reads one section of an object file, decompressed; `None` when absent.
-pub type SectionFn<'a> = dyn FnMut(&str) -> Result<Option<Bytes>, String> + 'a;
+pub type SectionFn<'a> = dyn FnMut(&str) -> Result<Option<Bytes>, DebugDataError> + 'a;
 
 /// Owns the bytes behind every reader of a resolver (mapped file ranges, decompressed
 /// sections, split-DWARF files loaded later).
@@ -118,7 +118,7 @@ impl DwarfResolver {
         endian: RunTimeEndian,
         binary: &Path,
         budget: Rc<Budget>,
-    ) -> Result<Option<DwarfResolver>, String> {
+    ) -> Result<Option<DwarfResolver>, DebugDataError> {
         let companions = Companions {
             budget,
             ..Companions::default()
@@ -133,14 +133,14 @@ impl DwarfResolver {
         endian: RunTimeEndian,
         binary: &Path,
         companions: Companions<'_, '_>,
-    ) -> Result<Option<DwarfResolver>, String> {
+    ) -> Result<Option<DwarfResolver>, DebugDataError> {
         let info = section(SectionId::DebugInfo.name())?;
         if info.as_ref().is_none_or(|d| d.is_empty()) {
             return Ok(None);
         }
         let backing = Backing::default();
         let mut info = Some(info);
-        let dwarf = gimli::Dwarf::load(|id| -> Result<R, String> {
+        let dwarf = gimli::Dwarf::load(|id| -> Result<R, DebugDataError> {
             let data = match (id, info.take()) {
                 (SectionId::DebugInfo, Some(d)) => d,
                 _ => section(id.name())?,
@@ -149,7 +149,7 @@ impl DwarfResolver {
         })?;
         let mut dwarf = dwarf;
         if let Some(sup) = companions.supplementary {
-            dwarf.load_sup(|id| -> Result<R, String> {
+            dwarf.load_sup(|id| -> Result<R, DebugDataError> {
                 Ok(backing.reader(sup(id.name())?, endian))
             })?;
         }
@@ -158,12 +158,12 @@ impl DwarfResolver {
         #[allow(clippy::arc_with_non_send_sync)]
         let dwarf = Arc::new(dwarf);
         // The unit list fails where addr2line's would: a broken file is refused here.
-        let units = batch::Units::parse(&dwarf).map_err(|e| format!("invalid DWARF: {e}"))?;
+        let units = batch::Units::parse(&dwarf).map_err(DebugDataError::InvalidDwarf)?;
         let ctx = OnceCell::new();
         if dwarf.sup.is_some() {
             // addr2line also lists the supplementary file's units: check them now too.
             let c = addr2line::Context::from_arc_dwarf(dwarf.clone())
-                .map_err(|e| format!("invalid DWARF: {e}"))?;
+                .map_err(DebugDataError::InvalidDwarf)?;
             let _ = ctx.set(Some(c));
         }
         let budget = companions.budget;

@@ -284,7 +284,5 @@ fn load_dwarf(
         binary,
         companions,
     );
-    Ok(super::native::readable_dwarf(
-        dwarf, &budget, debug_path, warnings,
-    ))
+    Ok(super::native::readable_dwarf(dwarf, debug_path, warnings))
 }

@@ -141,7 +141,7 @@ pub fn load(
         budget.clone(),
     );
     let mut warnings = Vec::new();
-    let dwarf = super::native::readable_dwarf(dwarf, &budget, path, &mut warnings);
+    let dwarf = super::native::readable_dwarf(dwarf, path, &mut warnings);
     let debug_map = match dwarf {
         None => oso::load(member, path, ctx, &mut warnings),
         Some(_) => None,

@@ -337,7 +337,8 @@ fn parse(l: &Located) -> Result<Parsed, String> {
         endian_of(&file),
         &l.path,
         budget.clone(),
-    )?
+    )
+    .map_err(|e| e.to_string())?
     .ok_or("no DWARF in the object file")?;
     Ok(Parsed { dwarf, symbols })
 }
