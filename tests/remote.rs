@@ -1584,6 +1584,92 @@ fn oversized_chunked_answers_and_endless_redirects_are_cut_off() {
     assert_eq!(redirector.requests().len(), 6);
 }
 
+/// A front server that answers every request with a redirect to `to`.
+fn redirect_to(to: String) -> Fake {
+    Fake::start(move |_: &str| Reply::Redirect(to.clone()))
+}
+
+#[test]
+fn redirects_to_curl_globs_or_to_this_machine_make_no_request() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-globs");
+    let env = [("XDG_CACHE_HOME", dir.join("xdg").display().to_string())];
+    let id = "0123456789ABCDEF0123456789ABCDEF0";
+    // A service on this machine, and a "remote" server holding the file.
+    let secret = Fake::start(|_: &str| Reply::Body(b"secret".to_vec()));
+    let remote = Fake::start(|_: &str| Reply::Body(b"MODULE Linux x86_64 X a.so\n".to_vec()));
+    let port = |f: &Fake| f.addr.port();
+    let cases = [
+        // curl would ask both; the host check would read `{127.0.0.1`.
+        format!(
+            "http://{{127.0.0.1:{}/secret,127.0.0.1:{}/final}}",
+            port(&secret),
+            port(&remote)
+        ),
+        // curl would ask 500 times and concatenate the answers.
+        format!("{}/final[1-500]", remote.url()),
+        // A name that is this machine (looked up here, before any request).
+        format!("http://localhost:{}/secret", port(&secret)),
+    ];
+    for (i, to) in cases.iter().enumerate() {
+        let front = redirect_to(to.clone());
+        let (a, stderr) = query_one(
+            &["--breakpad-symbol-server".to_string(), front.url()],
+            &env,
+            &format!("m{i}.so"),
+            id,
+            0x10,
+        );
+        assert!(a["results"][0]["stacks"][0][0].get("function").is_none());
+        assert!(stderr.contains("refused"), "{to}: {stderr}");
+        assert_eq!(front.requests().len(), 1, "{to}");
+        if i == 2 {
+            // Refused by the address the name has, not by its spelling.
+            assert!(
+                stderr.contains("127.0.0.1") || stderr.contains("::1"),
+                "{stderr}"
+            );
+        }
+    }
+    assert_eq!(secret.requests(), Vec::<String>::new());
+    assert_eq!(remote.requests(), Vec::<String>::new());
+    assert!(partial_files(&dir.join("xdg")).is_empty());
+}
+
+#[test]
+fn one_deadline_bounds_a_download_over_all_its_hops() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-deadline");
+    let xdg = dir.join("xdg");
+    // Moving all the time (never a stall), but taking 100 s for its 1 MB.
+    let slow = Fake::start(|_: &str| Reply::Throttled(vec![b'x'; 1 << 20], 1 << 10));
+    let front = redirect_to(format!("{}/file", slow.url()));
+    let env = [
+        ("XDG_CACHE_HOME", xdg.display().to_string()),
+        ("PROFILER_SYMBOL_SERVER_DOWNLOAD_SECONDS", "2".to_string()),
+    ];
+    let t = std::time::Instant::now();
+    let (a, stderr) = query_one(
+        &["--breakpad-symbol-server".to_string(), front.url()],
+        &env,
+        "slow.so",
+        "0123456789ABCDEF0123456789ABCDEF0",
+        0x10,
+    );
+    assert!(t.elapsed() < std::time::Duration::from_secs(60));
+    assert!(
+        stderr.contains("not complete after 2 s, the limit for one download"),
+        "{stderr}"
+    );
+    assert!(a["results"][0]["stacks"][0][0].get("function").is_none());
+    assert_eq!((front.requests().len(), slow.requests().len()), (1, 1));
+    assert!(partial_files(&xdg).is_empty());
+}
+
 // ---------------------------------------------------------------------------------------
 // Profiles recorded on this machine: stripped binaries at the libs' paths
 
