@@ -1439,6 +1439,87 @@ fn eviction_removes_only_files_this_program_fetched() {
     assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 1);
 }
 
+/// The Breakpad ID the profile gives a module with this GNU build ID (SPEC section 5).
+fn breakpad_id_of(build_id: &str) -> String {
+    let mut b: Vec<u8> = (0..32)
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&build_id[i..i + 2], 16).unwrap())
+        .collect();
+    b[0..4].reverse();
+    b[4..6].reverse();
+    b[6..8].reverse();
+    b.iter().map(|x| format!("{x:02X}")).collect::<String>() + "0"
+}
+
+#[test]
+fn files_in_the_debuginfod_cache_that_fail_verification_are_removed_only_if_ours() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-debuginfod-foreign");
+    let xdg = dir.join("xdg");
+    // The default debuginfod cache: shared with elfutils and gdb.
+    let dcache = xdg.join("debuginfod_client");
+    let theirs_id = "1111111111111111111111111111111111111111";
+    let ours_id = "2222222222222222222222222222222222222222";
+    let theirs = dcache.join(theirs_id).join("debuginfo");
+    std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
+    std::fs::write(&theirs, b"not an ELF file, written by another tool").unwrap();
+    // The server answers with something that is no debug file either.
+    let debuginfod = Fake::start(|_: &str| Reply::Body(b"not an ELF file either".to_vec()));
+    let profile = dir.join("profile.json");
+    let libs = [
+        lib(
+            "theirs.so",
+            &breakpad_id_of(theirs_id),
+            "/nonexistent/theirs.so",
+            Some(theirs_id),
+        ),
+        lib(
+            "ours.so",
+            &breakpad_id_of(ours_id),
+            "/nonexistent/ours.so",
+            Some(ours_id),
+        ),
+    ];
+    write_profile(&profile, &libs);
+    let env = [
+        ("XDG_CACHE_HOME", xdg.display().to_string()),
+        ("DEBUGINFOD_URLS", debuginfod.url()),
+    ];
+    let map = [
+        ("theirs.so".to_string(), breakpad_id_of(theirs_id)),
+        ("ours.so".to_string(), breakpad_id_of(ours_id)),
+    ];
+    for _ in 0..2 {
+        let server = start(&[profile.display().to_string(), "-v".into()], &env);
+        let a = server.symbolicate(&map, &[(0, 0x10), (1, 0x10)]);
+        assert!(
+            frames(&a).iter().all(|f| f.get("function").is_none()),
+            "{a}"
+        );
+        drop(server);
+        assert!(theirs.is_file(), "another tool's file was deleted");
+        assert!(
+            !dcache.join(ours_id).join("debuginfo").exists(),
+            "our own rejected download stays"
+        );
+    }
+    // Asked once per run for our file, never for theirs (it was in the cache).
+    assert_eq!(debuginfod.count(theirs_id), 0);
+    assert_eq!(debuginfod.count(ours_id), 2);
+    let server = start(&[profile.display().to_string(), "-v".into()], &env);
+    server.symbolicate(&map, &[(0, 0x10)]);
+    // The line was written before the answer; its reader may not have it yet.
+    let said = "not used; left in place, this program did not write it";
+    let t = std::time::Instant::now();
+    while !server.stderr().contains(said) && t.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(server.stderr().contains(said), "{}", server.stderr());
+    assert!(theirs.is_file());
+}
+
 #[cfg(unix)]
 #[test]
 fn downloads_go_to_a_private_file_curl_never_opens_by_name() {
