@@ -13,6 +13,7 @@ pub mod open;
 pub mod pe;
 pub mod section;
 pub mod sidecar;
+pub mod symnames;
 pub mod symtab;
 pub mod unwind;
 
@@ -158,6 +159,8 @@ load_error_kinds! {
     InvalidDebugName => "InvalidDebugName",
     MiniDebugInfo => "MiniDebugInfo",
     MissingSupplementaryFile => "MissingSupplementaryFile",
+    /// A module's symbol names pass their cap ([`symnames`]).
+    NameLimit => "NameLimit",
     NoCandidates => "NoCandidates",
     NoHttpClient => "NoHttpClient",
     NoMatchMultiArch => "NoMatchMultiArch",
@@ -326,6 +329,7 @@ mod tests {
                 "InvalidDebugName",
                 "MiniDebugInfo",
                 "MissingSupplementaryFile",
+                "NameLimit",
                 "NoCandidates",
                 "NoHttpClient",
                 "NoMatchMultiArch",

@@ -14,6 +14,7 @@ use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data};
+use super::symnames::{Names, Sym, name_place};
 use super::{Companion, LoadContext, LoadError, LoadErrorKind};
 use crate::debugid;
 
@@ -40,12 +41,25 @@ fn has_debug_info(file: &object::File<'_>) -> bool {
         .is_some_and(|s| s.size() > 0 && s.kind() != object::SectionKind::UninitializedData)
 }
 
-pub fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
-    file.symbols()
-        .chain(file.dynamic_symbols())
-        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0 && s.is_definition())
-        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
-        .collect()
+/// The function symbols of `.symtab` and `.dynsym`, their names held once in `names`; the
+/// reading stops when a cap of `names` is passed.
+pub fn text_symbols(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
+    names.new_file();
+    let mut out = Vec::new();
+    let tables =
+        (file.symbols().map(|s| (false, s))).chain(file.dynamic_symbols().map(|s| (true, s)));
+    for (dynamic, s) in tables {
+        if names.full() {
+            break;
+        }
+        if s.kind() == SymbolKind::Text && s.address() != 0 && s.is_definition() {
+            let place = name_place(file, s.index(), dynamic);
+            if let Some(name) = names.intern_at(place, || s.name().ok()) {
+                out.push((s.address(), s.size(), name));
+            }
+        }
+    }
+    out
 }
 
 /// A separate debug file for `file`: by build ID (its build ID checked), then by
@@ -139,7 +153,8 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         })
         .filter_map(|s| Some((s.address(), s.address().checked_add(s.size())?)))
         .collect();
-    let mut symbols = text_symbols(&file);
+    let mut names = Names::default();
+    let mut symbols = text_symbols(&file, &mut names);
     let mut warnings = Vec::new();
     let separate = if has_debug_info(&file) {
         None
@@ -158,7 +173,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
             if ctx.verbose {
                 crate::elog!("  using separate debug file {}", debug_path.display());
             }
-            symbols.extend(text_symbols(&debug_file));
+            symbols.extend(text_symbols(&debug_file, &mut names));
             load_dwarf(
                 &debug_file,
                 debug_path,
@@ -171,7 +186,8 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         None => load_dwarf(&file, path, data, path, ctx, &mut warnings)?,
     };
     let debug_file = separate.map_or_else(|| path.to_path_buf(), |(p, _)| p);
-    let symbols = super::funcs::elf_table(&file, base, symbols, path, &mut warnings);
+    let symbols = super::funcs::elf_table(&file, base, symbols, &mut names, path, &mut warnings);
+    names.check(path)?;
     Ok(NativeModule {
         debug_file,
         base,
