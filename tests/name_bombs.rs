@@ -223,6 +223,38 @@ fn dyld_local_symbols_naming_one_name_cost_it_once() {
     assert!(peak < MAX_PEAK_KB, "peak RSS {} MiB", peak >> 10);
 }
 
+/// A Breakpad FUNC with 100 000 inlined frames at one address, each naming one 20 000-byte
+/// origin and file (2.8 MB; 11.7 GB, 121 s and a 4 GB answer before): the names are read
+/// once, and an address answers at most 256 inlined frames.
+#[test]
+fn breakpad_inlined_frames_naming_one_name_cost_it_once() {
+    let dir = scratch("names-breakpad");
+    let id = "0123456789ABCDEF0123456789ABCDEF0";
+    let folder = dir.join("store/bomb.so").join(id);
+    std::fs::create_dir_all(&folder).unwrap();
+    make_name_bomb("sym", &folder.join("bomb.so.sym"), &[]);
+    let store = dir.join("store");
+    let server = Server::start(&["--breakpad-symbol-dir", store.to_str().unwrap()]);
+    let request = json!({"memoryMap": [["bomb.so", id]], "stacks": [[[0, 0x1001]]]});
+    let r = server.post_json("/symbolicate/v5", &request);
+    assert_eq!(r.status, 200);
+    let a = r.json();
+    server.assert_alive();
+    let frame = &a["results"][0]["stacks"][0][0];
+    assert_eq!(frame["function"], "outer");
+    let inlines = frame["inlines"].as_array().unwrap();
+    assert_eq!(inlines.len(), 256);
+    let want = long_name(20_000);
+    assert!(
+        inlines
+            .iter()
+            .all(|i| i["function"].as_str() == Some(&*want))
+    );
+    let peak = peak_kb(&server);
+    eprintln!("breakpad: peak RSS {} MiB", peak >> 10);
+    assert!(peak < MAX_PEAK_KB, "peak RSS {} MiB", peak >> 10);
+}
+
 /// A sidecar of 8 MB: 100 000 entries whose symbol, frame function and file are one
 /// string of 20 000 bytes (6.1 GB and 23 s before, copied per use).
 #[test]
