@@ -1360,6 +1360,87 @@ fn eviction_removes_only_files_this_program_fetched() {
     assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 1);
 }
 
+/// The Breakpad ID the profile gives a module with this GNU build ID (SPEC section 5).
+fn breakpad_id_of(build_id: &str) -> String {
+    let mut b: Vec<u8> = (0..32)
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&build_id[i..i + 2], 16).unwrap())
+        .collect();
+    b[0..4].reverse();
+    b[4..6].reverse();
+    b[6..8].reverse();
+    b.iter().map(|x| format!("{x:02X}")).collect::<String>() + "0"
+}
+
+#[test]
+fn files_in_the_debuginfod_cache_that_fail_verification_are_removed_only_if_ours() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-debuginfod-foreign");
+    let xdg = dir.join("xdg");
+    // The default debuginfod cache: shared with elfutils and gdb.
+    let dcache = xdg.join("debuginfod_client");
+    let theirs_id = "1111111111111111111111111111111111111111";
+    let ours_id = "2222222222222222222222222222222222222222";
+    let theirs = dcache.join(theirs_id).join("debuginfo");
+    std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
+    std::fs::write(&theirs, b"not an ELF file, written by another tool").unwrap();
+    // The server answers with something that is no debug file either.
+    let debuginfod = Fake::start(|_: &str| Reply::Body(b"not an ELF file either".to_vec()));
+    let profile = dir.join("profile.json");
+    let libs = [
+        lib(
+            "theirs.so",
+            &breakpad_id_of(theirs_id),
+            "/nonexistent/theirs.so",
+            Some(theirs_id),
+        ),
+        lib(
+            "ours.so",
+            &breakpad_id_of(ours_id),
+            "/nonexistent/ours.so",
+            Some(ours_id),
+        ),
+    ];
+    write_profile(&profile, &libs);
+    let env = [
+        ("XDG_CACHE_HOME", xdg.display().to_string()),
+        ("DEBUGINFOD_URLS", debuginfod.url()),
+    ];
+    let map = [
+        ("theirs.so".to_string(), breakpad_id_of(theirs_id)),
+        ("ours.so".to_string(), breakpad_id_of(ours_id)),
+    ];
+    for _ in 0..2 {
+        let server = start(&[profile.display().to_string(), "-v".into()], &env);
+        let a = server.symbolicate(&map, &[(0, 0x10), (1, 0x10)]);
+        assert!(
+            frames(&a).iter().all(|f| f.get("function").is_none()),
+            "{a}"
+        );
+        drop(server);
+        assert!(theirs.is_file(), "another tool's file was deleted");
+        assert!(
+            !dcache.join(ours_id).join("debuginfo").exists(),
+            "our own rejected download stays"
+        );
+    }
+    // Asked once per run for our file, never for theirs (it was in the cache).
+    assert_eq!(debuginfod.count(theirs_id), 0);
+    assert_eq!(debuginfod.count(ours_id), 2);
+    let server = start(&[profile.display().to_string(), "-v".into()], &env);
+    server.symbolicate(&map, &[(0, 0x10)]);
+    // The line was written before the answer; its reader may not have it yet.
+    let said = "not used; left in place, this program did not write it";
+    let t = std::time::Instant::now();
+    while !server.stderr().contains(said) && t.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(server.stderr().contains(said), "{}", server.stderr());
+    assert!(theirs.is_file());
+}
+
 #[cfg(unix)]
 #[test]
 fn downloads_go_to_a_private_file_curl_never_opens_by_name() {
@@ -1503,6 +1584,92 @@ fn oversized_chunked_answers_and_endless_redirects_are_cut_off() {
     );
     assert!(stderr.contains("more than 5 redirects"), "{stderr}");
     assert_eq!(redirector.requests().len(), 6);
+}
+
+/// A front server that answers every request with a redirect to `to`.
+fn redirect_to(to: String) -> Fake {
+    Fake::start(move |_: &str| Reply::Redirect(to.clone()))
+}
+
+#[test]
+fn redirects_to_curl_globs_or_to_this_machine_make_no_request() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-globs");
+    let env = [("XDG_CACHE_HOME", dir.join("xdg").display().to_string())];
+    let id = "0123456789ABCDEF0123456789ABCDEF0";
+    // A service on this machine, and a "remote" server holding the file.
+    let secret = Fake::start(|_: &str| Reply::Body(b"secret".to_vec()));
+    let remote = Fake::start(|_: &str| Reply::Body(b"MODULE Linux x86_64 X a.so\n".to_vec()));
+    let port = |f: &Fake| f.addr.port();
+    let cases = [
+        // curl would ask both; the host check would read `{127.0.0.1`.
+        format!(
+            "http://{{127.0.0.1:{}/secret,127.0.0.1:{}/final}}",
+            port(&secret),
+            port(&remote)
+        ),
+        // curl would ask 500 times and concatenate the answers.
+        format!("{}/final[1-500]", remote.url()),
+        // A name that is this machine (looked up here, before any request).
+        format!("http://localhost:{}/secret", port(&secret)),
+    ];
+    for (i, to) in cases.iter().enumerate() {
+        let front = redirect_to(to.clone());
+        let (a, stderr) = query_one(
+            &["--breakpad-symbol-server".to_string(), front.url()],
+            &env,
+            &format!("m{i}.so"),
+            id,
+            0x10,
+        );
+        assert!(a["results"][0]["stacks"][0][0].get("function").is_none());
+        assert!(stderr.contains("refused"), "{to}: {stderr}");
+        assert_eq!(front.requests().len(), 1, "{to}");
+        if i == 2 {
+            // Refused by the address the name has, not by its spelling.
+            assert!(
+                stderr.contains("127.0.0.1") || stderr.contains("::1"),
+                "{stderr}"
+            );
+        }
+    }
+    assert_eq!(secret.requests(), Vec::<String>::new());
+    assert_eq!(remote.requests(), Vec::<String>::new());
+    assert!(partial_files(&dir.join("xdg")).is_empty());
+}
+
+#[test]
+fn one_deadline_bounds_a_download_over_all_its_hops() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-deadline");
+    let xdg = dir.join("xdg");
+    // Moving all the time (never a stall), but taking 100 s for its 1 MB.
+    let slow = Fake::start(|_: &str| Reply::Throttled(vec![b'x'; 1 << 20], 1 << 10));
+    let front = redirect_to(format!("{}/file", slow.url()));
+    let env = [
+        ("XDG_CACHE_HOME", xdg.display().to_string()),
+        ("PROFILER_SYMBOL_SERVER_DOWNLOAD_SECONDS", "2".to_string()),
+    ];
+    let t = std::time::Instant::now();
+    let (a, stderr) = query_one(
+        &["--breakpad-symbol-server".to_string(), front.url()],
+        &env,
+        "slow.so",
+        "0123456789ABCDEF0123456789ABCDEF0",
+        0x10,
+    );
+    assert!(t.elapsed() < std::time::Duration::from_secs(60));
+    assert!(
+        stderr.contains("not complete after 2 s, the limit for one download"),
+        "{stderr}"
+    );
+    assert!(a["results"][0]["stacks"][0][0].get("function").is_none());
+    assert_eq!((front.requests().len(), slow.requests().len()), (1, 1));
+    assert!(partial_files(&xdg).is_empty());
 }
 
 // ---------------------------------------------------------------------------------------

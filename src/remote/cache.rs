@@ -337,6 +337,17 @@ impl Index {
         out
     }
 
+    /// Whether the file at `root/rel` is one this program wrote: listed, and still as big
+    /// as when it was written.
+    pub fn lists(&self, root: &Path, rel: &Path) -> bool {
+        let Ok(Some(meta)) = lookup(root, rel) else {
+            return false;
+        };
+        self.read()
+            .iter()
+            .any(|e| e.root == root && e.rel == rel && e.size == meta.len())
+    }
+
     /// Replaces the index with `entries` (temporary file, then rename).
     fn write(&self, entries: &[Entry]) {
         let Some(dir) = self.path.parent() else {

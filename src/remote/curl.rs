@@ -6,11 +6,14 @@
 //! 0600) and keeps open: curl never opens a path, so nothing swapped in on disk can be
 //! written through, and the bytes received are counted here (curl ignores
 //! `--max-filesize` for chunked answers). Redirects are followed here, one curl per hop,
-//! each target checked before it is asked.
+//! each target checked before it is asked: no curl globs (`--globoff`, and a `Location`
+//! with `{}[]` outside an IPv6 literal is refused), the host resolved here and pinned
+//! (`--resolve`) so that the address checked is the address asked. One deadline bounds a
+//! download over all its hops.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,10 +23,13 @@ use super::cache;
 
 /// Largest file accepted, decoded (a libxul `.sym` or `xul.pdb` is well under this).
 pub const MAX_FILE_SIZE: u64 = 4 << 30;
-/// A backstop for one transfer; a moving one is never stopped earlier (a libxul `.sym`
-/// over a slow connection), a stalled one is (see the speed options).
-const MAX_SECONDS: u32 = 600;
-/// Redirects followed per download (Tecken answers with one, to its storage).
+/// One download, all its hops together, may take this long: a 1 GB `.sym` (libxul's is
+/// under that) needs 0.6 MB/s (5 Mbit/s) to make it. Past half an hour a user would rather
+/// have the profile without that module than wait on; a stalled transfer fails long
+/// before (see the speed options).
+const MAX_SECONDS: u64 = 1800;
+/// Redirects followed per download (Tecken answers with one, to its storage): with the
+/// first request, at most 6 requests per download.
 const MAX_REDIRECTS: u32 = 5;
 /// How often a blocking wait looks at the file and the child.
 pub const WAIT_TICK: Duration = Duration::from_millis(20);
@@ -66,6 +72,10 @@ pub struct Download {
     hops: u32,
     pub source: usize,
     started: Instant,
+    /// When the download is dropped, however many hops it took.
+    deadline: Instant,
+    /// The current hop is the configured server's own host on this machine.
+    may_be_local: bool,
     /// When progress was last printed (`None`: never).
     reported: Option<Instant>,
 }
@@ -79,6 +89,15 @@ fn max_size() -> u64 {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .map_or(MAX_FILE_SIZE, |v: u64| v.min(MAX_FILE_SIZE))
+}
+
+/// The deadline of one download: [`MAX_SECONDS`], or less with
+/// `$PROFILER_SYMBOL_SERVER_DOWNLOAD_SECONDS` (for the tests of the deadline).
+fn max_seconds() -> u64 {
+    std::env::var("PROFILER_SYMBOL_SERVER_DOWNLOAD_SECONDS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .map_or(MAX_SECONDS, |v: u64| v.clamp(1, MAX_SECONDS))
 }
 
 /// `curl`, or `$PROFILER_SYMBOL_SERVER_CURL` (a curl elsewhere, or none for tests).
@@ -99,46 +118,55 @@ pub fn part_rel(rel: &Path) -> PathBuf {
     ))
 }
 
-fn spawn(url: &str, file: &File) -> Result<Child, StartError> {
+/// One curl run: one request to `url` (`--globoff`: no `{}`/`[]` expansion into many),
+/// connecting to `pin` (`--resolve` arguments) when given, for at most `seconds`.
+fn spawn(url: &str, pin: &[String], seconds: u64, file: &File) -> Result<Child, StartError> {
     let out = file
         .try_clone()
         .map_err(|e| StartError::Other(format!("cannot hand the file to curl: {e}")))?;
-    Command::new(program())
-        .args(["--fail", "--silent", "--show-error", "--compressed"])
-        .args(["--proto", "=http,https"])
-        .args(["--max-filesize", &max_size().to_string()])
-        .args(["--max-time", &MAX_SECONDS.to_string()])
-        // A server that refuses or stalls fails fast; a slow but moving one goes on.
-        .args([
-            "--connect-timeout",
-            "5",
-            "--speed-limit",
-            "1",
-            "--speed-time",
-            "10",
-        ])
-        .args([
-            "--user-agent",
-            concat!("profiler-symbol-server/", env!("CARGO_PKG_VERSION")),
-        ])
-        .args([
-            "--write-out",
-            &format!(
-                "%{{stderr}}\n{STATUS_MARK} %{{http_code}} %{{remote_ip}} %{{redirect_url}}\n"
-            ),
-        ])
-        .args(["--url", url])
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(out))
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                StartError::CurlMissing
-            } else {
-                StartError::Other(format!("cannot run curl: {e}"))
-            }
-        })
+    let mut cmd = Command::new(program());
+    for p in pin {
+        cmd.args(["--resolve", p]);
+    }
+    cmd.args([
+        "--globoff",
+        "--fail",
+        "--silent",
+        "--show-error",
+        "--compressed",
+    ])
+    .args(["--proto", "=http,https"])
+    .args(["--max-filesize", &max_size().to_string()])
+    .args(["--max-time", &seconds.max(1).to_string()])
+    // A server that refuses or stalls fails fast; a slow but moving one goes on.
+    .args([
+        "--connect-timeout",
+        "5",
+        "--speed-limit",
+        "1",
+        "--speed-time",
+        "10",
+    ])
+    .args([
+        "--user-agent",
+        concat!("profiler-symbol-server/", env!("CARGO_PKG_VERSION")),
+    ])
+    .args([
+        "--write-out",
+        &format!("%{{stderr}}\n{STATUS_MARK} %{{http_code}} %{{remote_ip}} %{{redirect_url}}\n"),
+    ])
+    .args(["--url", url])
+    .stdin(Stdio::null())
+    .stdout(Stdio::from(out))
+    .stderr(Stdio::piped())
+    .spawn()
+    .map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            StartError::CurlMissing
+        } else {
+            StartError::Other(format!("cannot run curl: {e}"))
+        }
+    })
 }
 
 /// Starts fetching `url` into a fresh temporary file beside `root/rel`, which must be a
@@ -149,7 +177,7 @@ pub fn start(url: &str, root: &Path, rel: &Path, source: usize) -> Result<Downlo
         .map_err(|e| StartError::Other(format!("cannot use the cache: {e}")))?;
     let file = cache::create_new(&tmp)
         .map_err(|e| StartError::Other(format!("cannot create {}: {e}", tmp.display())))?;
-    match spawn(url, &file) {
+    match spawn(url, &[], max_seconds(), &file) {
         Ok(child) => {
             crate::signals::track(&tmp, Some(child.id()));
             Ok(Download {
@@ -164,6 +192,8 @@ pub fn start(url: &str, root: &Path, rel: &Path, source: usize) -> Result<Downlo
                 hops: 0,
                 source,
                 started: Instant::now(),
+                deadline: Instant::now() + Duration::from_secs(max_seconds()),
+                may_be_local: false,
                 reported: None,
             })
         }
@@ -174,17 +204,96 @@ pub fn start(url: &str, root: &Path, rel: &Path, source: usize) -> Result<Downlo
     }
 }
 
-/// The host of an http(s) URL, lowercased, without port, brackets or a final dot.
-fn host_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let hostport = authority.rsplit('@').next()?;
-    let host = if let Some(v6) = hostport.strip_prefix('[') {
-        v6.split(']').next()?
-    } else {
-        hostport.split(':').next()?
+/// Where an http(s) URL goes, as curl reads it.
+#[derive(Debug, PartialEq)]
+struct Target {
+    /// Lowercased, without brackets or a final dot.
+    host: String,
+    port: u16,
+    /// The host written as an address (in any spelling `inet_aton` accepts).
+    literal: Option<IpAddr>,
+}
+
+/// Reads the host and port of `url`, refusing what curl could read otherwise than this
+/// does: curl globs (`{}`, and `[]` anywhere but around an IPv6 literal), credentials,
+/// blanks and control characters, host names with other than letters, digits, `.`, `-`
+/// and `_`.
+fn parse_target(url: &str) -> Result<Target, String> {
+    if url
+        .bytes()
+        .any(|b| b.is_ascii_control() || b == b' ' || b == b'{' || b == b'}')
+    {
+        return Err("blanks, control characters or curl globs ({}) in it".into());
+    }
+    let (scheme, rest) = url.split_once("://").ok_or("not an absolute URL")?;
+    let default_port = match scheme.to_ascii_lowercase().as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return Err("not http or https".into()),
     };
-    Some(host.trim_end_matches('.').to_ascii_lowercase())
+    if url.contains('\\') {
+        return Err("a backslash in it".into());
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if tail.contains(['[', ']']) {
+        return Err("a curl glob ([]) in it".into());
+    }
+    if authority.contains('@') {
+        return Err("credentials in it".into());
+    }
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (addr, after) = v6.split_once(']').ok_or("an unclosed [")?;
+        let ip: Ipv6Addr = addr
+            .parse()
+            .map_err(|_| "a curl glob ([]) in it, not an IPv6 address")?;
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':').ok_or("text after an IPv6 address")?),
+        };
+        (ip.to_string(), port)
+    } else {
+        if authority.contains(['[', ']']) {
+            return Err("a curl glob ([]) in it".into());
+        }
+        match authority.split_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (authority.to_string(), None),
+        }
+    };
+    let port = match port {
+        None | Some("") => default_port,
+        Some(p) => p
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| p.parse::<u16>().ok())
+            .flatten()
+            .filter(|&p| p != 0)
+            .ok_or("a port that is not a number from 1 to 65535")?,
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.is_empty() {
+        return Err("no host".into());
+    }
+    let literal = match host.parse::<Ipv6Addr>() {
+        Ok(v6) => Some(IpAddr::V6(v6)),
+        Err(_) => {
+            if !host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
+            {
+                return Err(
+                    "a host name with characters other than letters, digits, ., - and _".into(),
+                );
+            }
+            lenient_ipv4(&host).map(IpAddr::V4)
+        }
+    };
+    Ok(Target {
+        host,
+        port,
+        literal,
+    })
 }
 
 /// An IPv4 address as `inet_aton` (and so curl) reads it: `127.1`, `0x7f000001`,
@@ -225,25 +334,53 @@ fn local_v4(a: Ipv4Addr) -> bool {
     a.is_loopback() || a.is_link_local() || a.is_unspecified() || a.octets()[0] == 0
 }
 
+/// Whether an address is this machine or its link: loopback, link-local, unspecified, or
+/// one of this machine's own addresses (one a socket can be bound to).
+fn is_local_addr(ip: IpAddr) -> bool {
+    let near = match ip {
+        IpAddr::V4(v4) => local_v4(v4),
+        IpAddr::V6(v6) => {
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80
+                || v6.to_ipv4_mapped().is_some_and(local_v4)
+        }
+    };
+    near || UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
+}
+
 /// Whether a host name or address is this machine or its link: loopback, link-local,
-/// unspecified, `localhost`.
+/// unspecified, `localhost`, this machine's own addresses. Names are not resolved.
 pub fn is_local_host(host: &str) -> bool {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     if host == "localhost" || host.ends_with(".localhost") {
         return true;
     }
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(&host);
     if let Ok(v6) = host.parse::<Ipv6Addr>() {
-        return v6.is_loopback()
-            || v6.is_unspecified()
-            || (v6.segments()[0] & 0xffc0) == 0xfe80
-            || v6.to_ipv4_mapped().is_some_and(local_v4);
+        return is_local_addr(IpAddr::V6(v6));
     }
-    lenient_ipv4(&host).is_some_and(local_v4)
+    lenient_ipv4(host).is_some_and(|v4| is_local_addr(IpAddr::V4(v4)))
 }
 
-/// Whether a redirect from `base` (the URL first asked) to `target` may be followed:
-/// https stays https, and a remote server cannot send us to this machine.
-pub fn redirect_allowed(base: &str, target: &str) -> Result<(), String> {
+/// Whether `t` is the host of `base`, the server the user configured, and that is on this
+/// machine: the one case a redirect may come here.
+fn configured_here(base: &str, t: &Target) -> bool {
+    parse_target(base).is_ok_and(|b| {
+        b.host == t.host && (is_local_host(&b.host) || b.literal.is_some_and(is_local_addr))
+    })
+}
+
+/// Whether a redirect from `base` (the URL the user configured, trusted as given) to
+/// `target` may be followed, and if so the `--resolve` arguments that make curl connect
+/// to the address checked here: https stays https, no curl globs, and no host on this
+/// machine (loopback, link-local, unspecified, its own addresses), by its address, looked
+/// up here before any request. Only a server configured on this machine may send us to
+/// this machine, and only to its own host (another port: a local proxy, the tests).
+pub fn check_redirect(base: &str, target: &str) -> Result<Vec<String>, String> {
     let lower = target.to_ascii_lowercase();
     let https_only = base.to_ascii_lowercase().starts_with("https://");
     if !(lower.starts_with("https://") || (!https_only && lower.starts_with("http://"))) {
@@ -252,13 +389,43 @@ pub fn redirect_allowed(base: &str, target: &str) -> Result<(), String> {
             if https_only { "https" } else { "http or https" }
         ));
     }
-    let base_local = host_of(base).is_some_and(|h| is_local_host(&h));
-    match host_of(target) {
-        Some(h) if !h.is_empty() && (base_local || !is_local_host(&h)) => Ok(()),
-        _ => Err(format!(
-            "redirected to {target}: a remote server may not send us to this machine"
-        )),
+    let t =
+        parse_target(target).map_err(|why| format!("redirected to {target}: refused, {why}"))?;
+    if configured_here(base, &t) {
+        return Ok(Vec::new());
     }
+    let here = |ip: IpAddr| {
+        format!(
+            "redirected to {target}: {} is {ip}, on this machine: refused",
+            t.host
+        )
+    };
+    if let Some(ip) = t.literal {
+        return if is_local_addr(ip) {
+            Err(here(ip))
+        } else {
+            Ok(Vec::new())
+        };
+    }
+    let addrs: Vec<SocketAddr> = (t.host.as_str(), t.port)
+        .to_socket_addrs()
+        .map_err(|e| format!("redirected to {target}: cannot look up {}: {e}", t.host))?
+        .collect();
+    if let Some(a) = addrs.iter().find(|a| is_local_addr(a.ip())) {
+        return Err(here(a.ip()));
+    }
+    let Some(first) = addrs.first() else {
+        return Err(format!("redirected to {target}: {} has no address", t.host));
+    };
+    let ip = match first.ip() {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("[{v6}]"),
+    };
+    // curl may key its cache with or without a final dot: both go to the address checked.
+    Ok(vec![
+        format!("{}:{}:{ip}", t.host, t.port),
+        format!("{}.:{}:{ip}", t.host, t.port),
+    ])
 }
 
 impl Download {
@@ -308,6 +475,16 @@ impl Download {
 
     /// The outcome if the download has ended; follows a redirect in place (`None`).
     pub fn poll(&mut self) -> Option<Outcome> {
+        if Instant::now() >= self.deadline {
+            self.kill();
+            return Some(Outcome::Failed {
+                message: format!(
+                    "not complete after {} s, the limit for one download (all redirects included): dropped",
+                    max_seconds()
+                ),
+                server_down: false,
+            });
+        }
         if self.received() > max_size() {
             self.kill();
             return Some(Outcome::Failed {
@@ -349,14 +526,13 @@ impl Download {
         let ip = fields.next().unwrap_or("");
         let location = fields.next().unwrap_or("").trim();
         let message = status.trim().to_string();
-        if self.hops > 0 && !ip.is_empty() && is_local_host(ip) {
-            let base_local = host_of(&self.url).is_some_and(|h| is_local_host(&h));
-            if !base_local {
-                return Some(self.end(Outcome::Failed {
-                    message: format!("redirected to {} on this machine: refused", self.hop),
-                    server_down: false,
-                }));
-            }
+        // The address was pinned before the request; this catches what pinning cannot
+        // (a proxy's own choice, a curl that ignores `--resolve`).
+        if self.hops > 0 && !ip.is_empty() && is_local_host(ip) && !self.may_be_local {
+            return Some(self.end(Outcome::Failed {
+                message: format!("redirected to {} on this machine: refused", self.hop),
+                server_down: false,
+            }));
         }
         let outcome = match code {
             Some(0) if (300..400).contains(&http) && !location.is_empty() => {
@@ -365,13 +541,10 @@ impl Download {
                         message: format!("more than {MAX_REDIRECTS} redirects"),
                         server_down: false,
                     }
-                } else if let Err(message) = redirect_allowed(&self.url, location) {
-                    Outcome::Failed {
-                        message,
-                        server_down: false,
-                    }
                 } else {
-                    match self.next_hop(location) {
+                    match check_redirect(&self.url, location)
+                        .and_then(|pin| self.next_hop(location, &pin))
+                    {
                         Ok(()) => return None,
                         Err(message) => Outcome::Failed {
                             message,
@@ -396,8 +569,17 @@ impl Download {
                 message: format!("larger than the limit of {} bytes", max_size()),
                 server_down: false,
             },
+            Some(28) if Instant::now() + Duration::from_secs(1) >= self.deadline => {
+                Outcome::Failed {
+                    message: format!(
+                        "not complete after {} s, the limit for one download (all redirects included): dropped",
+                        max_seconds()
+                    ),
+                    server_down: false,
+                }
+            }
             Some(28) => Outcome::Failed {
-                message: format!("stalled, or over {MAX_SECONDS} s"),
+                message: "stalled".to_string(),
                 server_down: true,
             },
             other => Outcome::Failed {
@@ -412,21 +594,25 @@ impl Download {
         Some(self.end(outcome))
     }
 
-    fn next_hop(&mut self, location: &str) -> Result<(), String> {
+    fn next_hop(&mut self, location: &str, pin: &[String]) -> Result<(), String> {
         // The redirect's own body goes.
         self.file
             .set_len(0)
             .and_then(|()| self.file.seek(SeekFrom::Start(0)).map(drop))
             .map_err(|e| format!("cannot reuse {}: {e}", self.tmp.display()))?;
-        let child = spawn(location, &self.file).map_err(|e| match e {
-            StartError::CurlMissing => "curl went missing".to_string(),
-            StartError::Other(m) => m,
-        })?;
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let child = spawn(location, pin, left.as_secs_f64().ceil() as u64, &self.file).map_err(
+            |e| match e {
+                StartError::CurlMissing => "curl went missing".to_string(),
+                StartError::Other(m) => m,
+            },
+        )?;
         crate::signals::untrack(&self.tmp);
         crate::signals::track(&self.tmp, Some(child.id()));
         self.child = child;
         self.hop = location.to_string();
         self.hops += 1;
+        self.may_be_local = parse_target(location).is_ok_and(|t| configured_here(&self.url, &t));
         Ok(())
     }
 
@@ -482,19 +668,63 @@ mod tests {
     #[test]
     fn redirects_stay_https_and_off_this_machine() {
         let tecken = "https://symbols.mozilla.org/try/x.sym";
-        assert!(redirect_allowed(tecken, "https://storage.googleapis.com/a/x.sym").is_ok());
-        assert!(redirect_allowed(tecken, "http://storage.googleapis.com/a/x.sym").is_err());
-        assert!(redirect_allowed(tecken, "https://127.0.0.1:8080/admin").is_err());
-        assert!(redirect_allowed(tecken, "https://[::1]/x").is_err());
-        assert!(redirect_allowed(tecken, "https://user@localhost/x").is_err());
-        assert!(redirect_allowed(tecken, "https://169.254.169.254/latest/meta-data").is_err());
-        assert!(redirect_allowed(tecken, "file:///etc/passwd").is_err());
-        assert!(redirect_allowed("http://example.org/x", "http://example.com/y").is_ok());
-        // A loopback server (tests, a local proxy) may redirect on this machine.
-        assert!(redirect_allowed("http://127.0.0.1:9/x", "http://127.0.0.1:10/y").is_ok());
+        let ok = |t: &str| check_redirect(tecken, t).is_ok();
+        assert!(!ok("http://storage.googleapis.com/a/x.sym"));
+        assert!(!ok("https://127.0.0.1:8080/admin"));
+        assert!(!ok("https://[::1]/x"));
+        assert!(!ok("https://user@localhost/x"));
+        assert!(!ok("https://localhost/x"));
+        assert!(!ok("https://169.254.169.254/latest/meta-data"));
+        assert!(!ok("https://0x7f000001/x"));
+        assert!(!ok("file:///etc/passwd"));
+        // A name is looked up here: `localhost` is loopback whatever it is called.
+        let e = check_redirect("http://example.org/x", "http://localhost./y").unwrap_err();
+        assert!(e.contains("this machine"), "{e}");
+        // Globs, credentials, blanks: refused before any lookup.
+        for t in [
+            "https://{127.0.0.1:9/secret,example.com/final}",
+            "https://example.com/final[1-500]",
+            "https://example.com/a{b}",
+            "https://[1-3].example.com/",
+            "https://example.com\\@127.0.0.1/",
+            "https://a@example.com/",
+            "https://example.com/a b",
+            "https://example.com:99999/",
+        ] {
+            assert!(!ok(t), "{t}");
+        }
+        // A loopback server (tests, a local proxy) may redirect to its own host.
         assert_eq!(
-            host_of("https://u:p@Host.Example:443/x").as_deref(),
-            Some("host.example")
+            check_redirect("http://127.0.0.1:9/x", "http://127.0.0.1:10/y"),
+            Ok(Vec::new())
         );
+        assert!(check_redirect("http://127.0.0.1:9/x", "http://localhost:10/y").is_err());
+        assert!(check_redirect("http://127.0.0.1:9/x", "http://[::1]:10/y").is_err());
+        assert_eq!(
+            parse_target("https://Host.Example.:8443/x?y#z"),
+            Ok(Target {
+                host: "host.example".into(),
+                port: 8443,
+                literal: None
+            })
+        );
+        assert_eq!(
+            parse_target("http://[2001:db8::1]/x").map(|t| (t.port, t.literal)),
+            Ok((80, Some("2001:db8::1".parse().unwrap())))
+        );
+    }
+
+    #[test]
+    fn this_machines_own_addresses_are_local() {
+        // An address a socket can be bound to is this machine's, loopback or not.
+        let Ok(s) = std::net::UdpSocket::bind("0.0.0.0:0") else {
+            return;
+        };
+        if s.connect("192.0.2.1:9").is_ok()
+            && let Ok(a) = s.local_addr()
+        {
+            assert!(is_local_addr(a.ip()), "{a}");
+        }
+        assert!(!is_local_addr("192.0.2.1".parse().unwrap()));
     }
 }

@@ -458,9 +458,18 @@ impl Remote {
             Ok(m) => Lookup::Found(m, self.sources[source].base.clone()),
             Err(e) => {
                 // A complete file that is not what was asked for: never used again, and
-                // not kept in the cache if it is one we wrote.
-                if self.sources[source].prunable || self.wrote.contains(&dest) {
+                // not kept in the cache if it is one we wrote (this run, or listed in our
+                // index). Another tool's file (elfutils', gdb's) is left as it is.
+                let ours = self.wrote.contains(&dest)
+                    || (self.sources[source].prunable
+                        && self.index.as_ref().is_some_and(|i| i.lists(root, rel)));
+                if ours {
                     let _ = std::fs::remove_file(&dest);
+                } else if self.verbose {
+                    crate::elog!(
+                        "  {}: not used; left in place, this program did not write it",
+                        dest.display()
+                    );
                 }
                 self.rejected.insert(dest, e.clone());
                 errors.push(e);

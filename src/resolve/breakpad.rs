@@ -3,6 +3,7 @@
 //! so a 500 MB `xul.sym` costs an index, not a copy.
 //! (Over 600 lines with its tests; the code is 520.)
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,9 @@ enum Source {
     File(PathBuf),
     Memory(Rc<FileBytes>),
 }
+
+/// Inlined frames answered for one address, the outermost kept.
+const MAX_INLINE_FRAMES: usize = 256;
 
 struct Func {
     addr: u64,
@@ -276,13 +280,20 @@ impl SymFile {
         }
         let (_, block) = cache.as_ref()?;
         let f = &self.funcs[j];
-        // "FILE n name" / "INLINE_ORIGIN n name": the name may contain spaces.
-        let named =
-            |reader: &mut Reader<'_>, table: &[(u32, u64)], n: Option<u32>| -> Option<String> {
-                let off = offset_of(table, n?)?;
-                let line = reader.line_at(off)?;
-                Some(line.splitn(3, ' ').nth(2)?.to_string())
-            };
+        // "FILE n name" / "INLINE_ORIGIN n name": the name may contain spaces. Each is
+        // read once per address, however many frames name it.
+        let mut seen: HashMap<(bool, u32), Text> = HashMap::new();
+        let mut named = |reader: &mut Reader<'_>, table: &[(u32, u64)], n: Option<u32>| {
+            let key = (std::ptr::eq(table, &*self.files), n?);
+            if let Some(t) = seen.get(&key) {
+                return Some(t.clone());
+            }
+            let off = offset_of(table, key.1)?;
+            let line = reader.line_at(off)?;
+            let t = Text::from(line.splitn(3, ' ').nth(2)?);
+            seen.insert(key, t.clone());
+            Some(t)
+        };
         let (line_file, line_no) = block
             .line_at(addr)
             .map_or((None, None), |l| (Some(l.file), Some(l.line)));
@@ -296,14 +307,16 @@ impl SymFile {
             })
             .collect();
         inlines.sort_by_key(|inl| std::cmp::Reverse(inl.depth));
+        // No real chain comes near this; a crafted one must not make an answer of GBs.
+        inlines.drain(..inlines.len().saturating_sub(MAX_INLINE_FRAMES));
         // Innermost first: each frame's location is where the next-inner one was called
         // from, the innermost's is the line record.
         let mut frames = Vec::with_capacity(inlines.len());
         let (mut loc_file, mut loc_line) = (line_file, line_no);
         for inl in &inlines {
             frames.push(InlineFrame {
-                function: named(reader, &self.origins, Some(inl.origin)).map(Text::from),
-                file: named(reader, &self.files, loc_file).map(Text::from),
+                function: named(reader, &self.origins, Some(inl.origin)),
+                file: named(reader, &self.files, loc_file),
                 line: loc_line.filter(|&l| l != 0),
             });
             loc_file = Some(inl.call_file);
@@ -313,7 +326,7 @@ impl SymFile {
             function: block.name.clone(),
             function_offset: addr - f.addr,
             function_size: Some(f.size),
-            file: named(reader, &self.files, loc_file).map(Text::from),
+            file: named(reader, &self.files, loc_file),
             line: loc_line.filter(|&l| l != 0),
             inlines: frames,
         })

@@ -6,6 +6,7 @@
 
 use object::{Object, ObjectSection, SectionKind};
 
+use super::symnames::{Names, Sym};
 use super::{LoadError, LoadErrorKind, Symbolized, Text, demangle};
 
 /// `[start, end)` of each code section. A separate debug file (`objcopy
@@ -30,20 +31,21 @@ pub fn code_sections(file: &object::File<'_>) -> Vec<(u64, u64)> {
 pub fn elf_table(
     file: &object::File<'_>,
     base: u64,
-    mut symbols: Vec<(u64, u64, String)>,
+    mut symbols: Vec<Sym>,
+    names: &mut Names,
     path: &std::path::Path,
     warnings: &mut Vec<LoadError>,
 ) -> FunctionTable {
-    match super::elf::minidebuginfo::symbols(file) {
+    match super::elf::minidebuginfo::symbols(file, names) {
         Ok(more) => symbols.extend(more),
         Err(e) => warnings.push(LoadError::new(LoadErrorKind::MiniDebugInfo, path, e)),
     }
-    symbols.extend(super::elf::plt::stubs(file));
+    symbols.extend(super::elf::plt::stubs(file, names));
     // `DT_INIT`/`DT_FINI` name their functions even where `.symtab` is stripped and no
     // FDE covers them (crti's `_init` has none).
     for (addr, name) in init_fini(file) {
         if !symbols.iter().any(|s| s.0 == addr) {
-            symbols.push((addr, 0, name.to_string()));
+            symbols.push((addr, 0, names.intern(name)));
         }
     }
     let ranges = super::unwind::elf_ranges(file);
@@ -97,7 +99,7 @@ pub struct Range {
 pub fn pe_table(
     file: &object::File<'_>,
     data: &[u8],
-    exports: Vec<(u64, u64, String)>,
+    exports: Vec<Sym>,
     code: &[(u64, u64)],
 ) -> FunctionTable {
     let mut ranges = super::unwind::pe_ranges(data);
@@ -206,6 +208,8 @@ pub struct FunctionTable {
     /// Module offsets are addresses minus this (for `fun_<offset>` names).
     base: u64,
     entries: Vec<Entry>,
+    /// Bytes of the names the entries hold (each name once).
+    name_bytes: u64,
 }
 
 impl FunctionTable {
@@ -215,23 +219,29 @@ impl FunctionTable {
     /// each code section; nothing reaches past the end of its section.
     pub fn new(
         base: u64,
-        symbols: Vec<(u64, u64, String)>,
+        symbols: Vec<Sym>,
         ranges: Vec<Range>,
         starts: Vec<u64>,
         code: &[(u64, u64)],
     ) -> FunctionTable {
-        let mut syms: Vec<(u64, u64, String)> =
-            symbols.into_iter().filter(|s| !s.2.is_empty()).collect();
+        let mut syms: Vec<Sym> = symbols.into_iter().filter(|s| !s.2.is_empty()).collect();
         // One name per start: the sized symbol first, then the shorter name (a real
-        // symbol over an alias like `foo@@V1`).
+        // symbol over an alias like `foo@@V1`). Names are held once per module: one
+        // name is one pointer, compared without reading it.
         syms.sort_by(|a, b| {
             a.0.cmp(&b.0)
                 .then(b.1.cmp(&a.1))
                 .then(a.2.len().cmp(&b.2.len()))
-                .then(a.2.cmp(&b.2))
+                .then_with(|| {
+                    if Text::ptr_eq(&a.2, &b.2) {
+                        std::cmp::Ordering::Equal
+                    } else {
+                        a.2.cmp(&b.2)
+                    }
+                })
         });
         syms.dedup_by(|b, a| a.0 == b.0);
-        let name_at = |addr: u64| -> Option<&(u64, u64, String)> {
+        let name_at = |addr: u64| -> Option<&Sym> {
             syms.binary_search_by_key(&addr, |s| s.0)
                 .ok()
                 .map(|i| &syms[i])
@@ -284,11 +294,27 @@ impl FunctionTable {
             entries.push(Entry {
                 start,
                 end,
-                name: name_at(named_at).map(|s| Text::from(s.2.as_str())),
+                name: name_at(named_at).map(|s| s.2.clone()),
                 primary: primary.map(|(s, e)| (s, e.saturating_sub(s))),
             });
         }
-        FunctionTable { base, entries }
+        let mut seen = std::collections::HashSet::new();
+        let name_bytes = entries
+            .iter()
+            .filter_map(|e| e.name.as_ref())
+            .filter(|n| seen.insert(n.as_ptr()))
+            .map(|n| n.len() as u64)
+            .sum();
+        FunctionTable {
+            base,
+            entries,
+            name_bytes,
+        }
+    }
+
+    /// Bytes of memory the table holds, for the store's cache bound.
+    pub fn cost(&self) -> u64 {
+        48 * self.entries.len() as u64 + self.name_bytes
     }
 
     pub fn len(&self) -> usize {

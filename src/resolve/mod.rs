@@ -13,6 +13,7 @@ pub mod open;
 pub mod pe;
 pub mod section;
 pub mod sidecar;
+pub mod symnames;
 pub mod symtab;
 pub mod unwind;
 
@@ -166,6 +167,8 @@ load_error_kinds! {
     InvalidDebugName => "InvalidDebugName",
     MiniDebugInfo => "MiniDebugInfo",
     MissingSupplementaryFile => "MissingSupplementaryFile",
+    /// A module's symbol names pass their cap ([`symnames`]).
+    NameLimit => "NameLimit",
     NoCandidates => "NoCandidates",
     NoHttpClient => "NoHttpClient",
     NoMatchMultiArch => "NoMatchMultiArch",
@@ -338,6 +341,7 @@ mod tests {
                 "InvalidDebugName",
                 "MiniDebugInfo",
                 "MissingSupplementaryFile",
+                "NameLimit",
                 "NoCandidates",
                 "NoHttpClient",
                 "NoMatchMultiArch",

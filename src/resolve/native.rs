@@ -72,7 +72,7 @@ impl NativeModule {
     pub fn cost(&self) -> u64 {
         self.dwarf.as_ref().map_or(0, |d| d.cost())
             + self.debug_map.as_ref().map_or(0, |m| m.cost())
-            + 64 * self.symbols.len() as u64
+            + self.symbols.cost()
     }
 
     pub fn comp_dir(&self, offset: u64) -> Option<String> {

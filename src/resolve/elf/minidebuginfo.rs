@@ -14,7 +14,10 @@ const MAX_OUTPUT: u64 = 256 << 20;
 
 /// The function symbols (address, size, name) of the MiniDebugInfo in `file`; `Ok(empty)`
 /// when there is none.
-pub fn symbols(file: &object::File<'_>) -> Result<Vec<(u64, u64, String)>, String> {
+pub fn symbols(
+    file: &object::File<'_>,
+    names: &mut crate::resolve::symnames::Names,
+) -> Result<Vec<crate::resolve::symnames::Sym>, String> {
     let Some(section) = file.section_by_name(".gnu_debugdata") else {
         return Ok(Vec::new());
     };
@@ -25,7 +28,7 @@ pub fn symbols(file: &object::File<'_>) -> Result<Vec<(u64, u64, String)>, Strin
     let elf = xz_decompress(packed)?;
     let inner = object::File::parse(&*elf)
         .map_err(|e| format!(".gnu_debugdata does not hold an ELF file: {e}"))?;
-    Ok(crate::resolve::elf::text_symbols(&inner))
+    Ok(crate::resolve::elf::text_symbols(&inner, names))
 }
 
 /// Runs `xz -dc` (argument vector, no shell) with `packed` on its standard input.

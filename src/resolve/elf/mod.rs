@@ -14,6 +14,7 @@ use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data};
+use super::symnames::{Names, Sym, name_place};
 use super::{Companion, LoadContext, LoadError, LoadErrorKind};
 use crate::debugid;
 
@@ -40,20 +41,37 @@ fn has_debug_info(file: &object::File<'_>) -> bool {
         .is_some_and(|s| s.size() > 0 && s.kind() != object::SectionKind::UninitializedData)
 }
 
-/// The function symbols of `file`, and its untyped labels in code that no sized function
-/// holds: assembly entry stubs (ld.so's `_start` and `_dl_start_user`) are `STT_NOTYPE`
-/// size-0 labels, named by `nm` and llvm-symbolizer; a label inside a sized function
-/// (nasm's `func.loop`) would only cut that function's name short.
-pub fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
-    let defined = || {
-        file.symbols()
-            .chain(file.dynamic_symbols())
-            .filter(|s| s.address() != 0 && s.is_definition())
-    };
-    let mut out: Vec<(u64, u64, String)> = defined()
-        .filter(|s| s.kind() == SymbolKind::Text)
-        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
-        .collect();
+/// The function symbols of `.symtab` and `.dynsym`, and their untyped labels in code that
+/// no sized function holds: assembly entry stubs (ld.so's `_start` and `_dl_start_user`)
+/// are `STT_NOTYPE` size-0 labels, named by `nm` and llvm-symbolizer; a label inside a
+/// sized function (nasm's `func.loop`) would only cut that function's name short. Names
+/// are held once in `names`; the reading stops when a cap of `names` is passed.
+pub fn text_symbols(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
+    names.new_file();
+    let mut out = Vec::new();
+    let mut labels = Vec::new();
+    let tables =
+        (file.symbols().map(|s| (false, s))).chain(file.dynamic_symbols().map(|s| (true, s)));
+    for (dynamic, s) in tables {
+        if names.full() {
+            break;
+        }
+        if s.address() == 0 || !s.is_definition() {
+            continue;
+        }
+        let place = name_place(file, s.index(), dynamic);
+        if s.kind() == SymbolKind::Text {
+            if let Some(name) = names.intern_at(place, || s.name().ok()) {
+                out.push((s.address(), s.size(), name));
+            }
+        } else if s.kind() == SymbolKind::Unknown
+            && in_code_section(file, s.section())
+            && let Ok(name) = s.name()
+            && is_code_label(name)
+        {
+            labels.push((s.address(), place, name));
+        }
+    }
     let mut sized: Vec<(u64, u64)> = out
         .iter()
         .filter(|s| s.1 > 0)
@@ -65,13 +83,16 @@ pub fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
         // Sized functions may nest (aliases of different sizes): any before `a` counts.
         sized[..i].iter().rev().take(8).any(|r| a < r.1)
     };
-    let labels: Vec<(u64, u64, String)> = defined()
-        .filter(|s| s.kind() == SymbolKind::Unknown && in_code_section(file, s.section()))
-        .filter_map(|s| Some((s.address(), s.name().ok()?)))
-        .filter(|(a, n)| is_code_label(n) && !inside_sized(*a))
-        .map(|(a, n)| (a, 0, n.to_string()))
-        .collect();
-    out.extend(labels);
+    for (address, place, name) in labels {
+        if names.full() {
+            break;
+        }
+        if !inside_sized(address)
+            && let Some(name) = names.intern_at(place, || Some(name))
+        {
+            out.push((address, 0, name));
+        }
+    }
     out
 }
 
@@ -190,7 +211,8 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         })
         .filter_map(|s| Some((s.address(), s.address().checked_add(s.size())?)))
         .collect();
-    let mut symbols = text_symbols(&file);
+    let mut names = Names::default();
+    let mut symbols = text_symbols(&file, &mut names);
     let mut warnings = Vec::new();
     let separate = if has_debug_info(&file) {
         None
@@ -209,7 +231,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
             if ctx.verbose {
                 crate::elog!("  using separate debug file {}", debug_path.display());
             }
-            symbols.extend(text_symbols(&debug_file));
+            symbols.extend(text_symbols(&debug_file, &mut names));
             load_dwarf(
                 &debug_file,
                 debug_path,
@@ -222,7 +244,8 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         None => load_dwarf(&file, path, data, path, ctx, &mut warnings)?,
     };
     let debug_file = separate.map_or_else(|| path.to_path_buf(), |(p, _)| p);
-    let symbols = super::funcs::elf_table(&file, base, symbols, path, &mut warnings);
+    let symbols = super::funcs::elf_table(&file, base, symbols, &mut names, path, &mut warnings);
+    names.check(path)?;
     Ok(NativeModule {
         debug_file,
         base,

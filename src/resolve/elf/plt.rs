@@ -7,33 +7,40 @@ use std::collections::HashMap;
 
 use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable};
 
+use crate::resolve::Text;
+use crate::resolve::symnames::{Names, Sym};
+
 const R_X86_64_GLOB_DAT: u32 = 6;
 const R_X86_64_JUMP_SLOT: u32 = 7;
 const R_X86_64_IRELATIVE: u32 = 37;
 
-/// (slot address, name) of each entry of a `.rela.*` section, in order.
-fn relocs(file: &object::File<'_>, section: &str) -> Vec<(u64, Option<String>)> {
+/// (slot address, name) of each entry of a `.rela.*` section, in order; the names held
+/// once in `names` (many relocations may name one symbol).
+fn relocs(file: &object::File<'_>, section: &str, names: &mut Names) -> Vec<(u64, Option<Text>)> {
     let Some(data) = file.section_by_name(section).and_then(|s| s.data().ok()) else {
         return Vec::new();
     };
     let dynsym = file.dynamic_symbol_table();
-    data.chunks_exact(24)
-        .map(|r| {
-            let word = |at: usize| u64::from_le_bytes(r[at..at + 8].try_into().unwrap_or([0; 8]));
-            let (offset, info, addend) = (word(0), word(8), word(16));
-            let (sym, kind) = ((info >> 32) as usize, info as u32);
-            let name = match kind {
-                R_X86_64_JUMP_SLOT | R_X86_64_GLOB_DAT => dynsym
-                    .as_ref()
-                    .and_then(|t| t.symbol_by_index(object::SymbolIndex(sym)).ok())
-                    .and_then(|s| s.name().ok().map(str::to_string))
-                    .filter(|n| !n.is_empty()),
-                R_X86_64_IRELATIVE => Some(format!("*ABS*+{addend:#x}")),
-                _ => None,
-            };
-            (offset, name)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for r in data.chunks_exact(24) {
+        if names.full() {
+            break;
+        }
+        let word = |at: usize| u64::from_le_bytes(r[at..at + 8].try_into().unwrap_or([0; 8]));
+        let (offset, info, addend) = (word(0), word(8), word(16));
+        let (sym, kind) = ((info >> 32) as usize, info as u32);
+        let name = match kind {
+            R_X86_64_JUMP_SLOT | R_X86_64_GLOB_DAT => dynsym
+                .as_ref()
+                .and_then(|t| t.symbol_by_index(object::SymbolIndex(sym)).ok())
+                .and_then(|s| s.name().ok().map(|n| names.intern(n)))
+                .filter(|n| !n.is_empty()),
+            R_X86_64_IRELATIVE => Some(names.intern(&format!("*ABS*+{addend:#x}"))),
+            _ => None,
+        };
+        out.push((offset, name));
+    }
+    out
 }
 
 /// The GOT slot a stub jumps through: the target of its first `jmp *disp32(%rip)`.
@@ -48,13 +55,13 @@ fn jump_slot(entry: &[u8], entry_addr: u64) -> Option<u64> {
 }
 
 /// PLT stubs as sized symbols (address, size, name).
-pub fn stubs(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
+pub fn stubs(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
     if file.architecture() != object::Architecture::X86_64 || !file.is_little_endian() {
         return Vec::new();
     }
-    let rela_plt = relocs(file, ".rela.plt");
-    let mut by_slot: HashMap<u64, String> = HashMap::new();
-    for (slot, name) in relocs(file, ".rela.dyn")
+    let rela_plt = relocs(file, ".rela.plt", names);
+    let mut by_slot: HashMap<u64, Text> = HashMap::new();
+    for (slot, name) in relocs(file, ".rela.dyn", names)
         .into_iter()
         .chain(rela_plt.clone())
     {
@@ -76,19 +83,22 @@ pub fn stubs(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
             16
         };
         for (i, entry) in data.chunks(entsize).enumerate() {
+            if names.full() {
+                break;
+            }
             let addr = section.address() + (i * entsize) as u64;
             let stub = if name == ".plt" && i == 0 {
-                Some("<PLT header>".to_string())
+                Some(names.intern("<PLT header>"))
             } else if name == ".plt" && has_sec {
                 // Lazy-binding stubs: entry i serves the (i-1)th `.rela.plt` relocation.
                 rela_plt
                     .get(i - 1)
                     .and_then(|r| r.1.clone())
-                    .map(|n| format!("{n}@plt"))
+                    .map(|n| names.intern(&format!("{n}@plt")))
             } else {
                 jump_slot(entry, addr)
                     .and_then(|slot| by_slot.get(&slot))
-                    .map(|n| format!("{n}@plt"))
+                    .map(|n| names.intern(&format!("{n}@plt")))
             };
             if let Some(stub) = stub {
                 out.push((addr, entry.len() as u64, stub));

@@ -12,6 +12,7 @@ use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 use super::super::bytes::FileBytes;
 use super::super::funcs::FunctionTable;
 use super::super::native::NativeModule;
+use super::super::symnames::{Names, Sym};
 use super::super::{LoadError, LoadErrorKind, unwind};
 use crate::debugid::DebugId;
 
@@ -153,8 +154,10 @@ impl DyldCache {
         let file = parse_image(&cache, index).map_err(err)?;
         let base = text_vmaddr(&file);
         let code = super::super::funcs::code_sections(&file);
-        let mut symbols = super::symbols(&file);
-        symbols.extend(self.local_symbols(&cache, index));
+        let mut names = Names::default();
+        let mut symbols = super::symbols(&file, &mut names);
+        symbols.extend(self.local_symbols(&cache, index, &mut names));
+        names.check(shown)?;
         // LC_FUNCTION_STARTS: the load command is in the image's header, its data in the
         // file that holds the cache's shared __LINKEDIT (offsets are that file's).
         let starts = match (header_bytes(&cache, index), linkedit_file(&cache, &file)) {
@@ -218,7 +221,7 @@ impl DyldCache {
     /// macOS 12, of the main file). That area is `dyld_cache_local_symbols_info`: an
     /// `nlist` table, its strings, and per image (keyed by the image's offset in the
     /// cache) the run of entries that are its locals.
-    fn local_symbols(&self, cache: &ObjectCache<'_>, index: usize) -> Vec<(u64, u64, String)> {
+    fn local_symbols(&self, cache: &ObjectCache<'_>, index: usize, names: &mut Names) -> Vec<Sym> {
         if !cache.is_little_endian() {
             return Vec::new();
         }
@@ -235,13 +238,19 @@ impl DyldCache {
             return Vec::new();
         };
         let wide = cache.architecture().address_size() == Some(object::AddressSize::U64);
-        local_symbols_of(holder, address.wrapping_sub(first.address()), wide).unwrap_or_default()
+        local_symbols_of(holder, address.wrapping_sub(first.address()), wide, names)
+            .unwrap_or_default()
     }
 }
 
 /// Parses `holder`'s local-symbols area for the image at `vm_offset` from the cache's
 /// base. `None` where the area is missing or malformed.
-fn local_symbols_of(holder: &[u8], vm_offset: u64, wide: bool) -> Option<Vec<(u64, u64, String)>> {
+fn local_symbols_of(
+    holder: &[u8],
+    vm_offset: u64,
+    wide: bool,
+    names: &mut Names,
+) -> Option<Vec<Sym>> {
     let mapping_offset = u32_at(holder, 16)?;
     let info = u64_at(holder, 72)?;
     let info_size = u64_at(holder, 80)?;
@@ -286,8 +295,12 @@ fn local_symbols_of(holder: &[u8], vm_offset: u64, wide: bool) -> Option<Vec<(u6
     )?;
     let nlist_size: u64 = if wide { 16 } else { 12 };
     let end = start.checked_add(count)?.min(nlist_count);
+    names.new_file();
     let mut out = Vec::new();
     for k in start..end {
+        if names.full() {
+            break;
+        }
         let at = nlist_off.checked_add(k.checked_mul(nlist_size)?)?;
         let strx = u32_at(area, at)?;
         let n_type = *area.get(usize::try_from(at + 4).ok()?)?;
@@ -300,20 +313,23 @@ fn local_symbols_of(holder: &[u8], vm_offset: u64, wide: bool) -> Option<Vec<(u6
         if n_type & 0xe0 != 0 || n_type & 0x0e != 0x0e {
             continue;
         }
-        let Some(name) = strings.get(strx as usize..).and_then(|s| {
+        // Read once per place in the string table, however many entries name it.
+        let read = || {
+            let s = strings.get(strx as usize..)?;
             let len = s.iter().position(|&b| b == 0)?;
-            std::str::from_utf8(&s[..len]).ok()
-        }) else {
+            let name = std::str::from_utf8(&s[..len]).ok()?;
+            // Mach-O prefixes C names with an underscore.
+            Some(name.strip_prefix('_').unwrap_or(name))
+        };
+        let Some(name) = names.intern_at(Some(u64::from(strx)), read) else {
             continue;
         };
         // Shipped caches hide many local names: such a function is known by its start
         // (fun_<hex>), which tells functions apart where one shared name would not.
-        if name == "<redacted>" {
+        if &*name == "<redacted>" {
             continue;
         }
-        // Mach-O prefixes C names with an underscore.
-        let name = name.strip_prefix('_').unwrap_or(name);
-        out.push((value, 0, name.to_string()));
+        out.push((value, 0, name));
     }
     Some(out)
 }
@@ -411,9 +427,9 @@ mod tests {
         d[area + 0x18..area + 0x20].copy_from_slice(&0x4000u64.to_le_bytes());
         put(&mut d, area + 0x20, 0);
         put(&mut d, area + 0x24, u32::MAX);
-        assert!(local_symbols_of(&d, 0x4000, true).is_none());
+        assert!(local_symbols_of(&d, 0x4000, true, &mut Names::default()).is_none());
         for cut in [0, 17, 80, 0x210, 0x2ff] {
-            assert!(local_symbols_of(&d[..cut], 0x4000, true).is_none());
+            assert!(local_symbols_of(&d[..cut], 0x4000, true, &mut Names::default()).is_none());
         }
         assert_eq!(
             uuid_of("0123456789ABCDEF0123456789ABCDEF0"),

@@ -5,7 +5,7 @@ pub mod dyld;
 pub mod oso;
 
 use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
-use object::{Object, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSection, ObjectSymbol, SectionKind};
 
 use std::rc::Rc;
 
@@ -14,6 +14,7 @@ use super::dwarf::DwarfResolver;
 use super::funcs::FunctionTable;
 use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data};
+use super::symnames::{Names, Sym, name_place};
 use super::{LoadContext, LoadError, LoadErrorKind};
 
 /// The debug ID of a thin Mach-O: its `LC_UUID` as is, age 0.
@@ -104,16 +105,34 @@ fn fat_members<'d, F: FatArch>(
 
 /// Symbols carry no size in Mach-O: each reaches to the next function start (from
 /// `LC_FUNCTION_STARTS`, or the next symbol) or the end of its section.
-fn symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
-    file.symbols()
-        .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
-        .filter_map(|s| {
-            let name = s.name().ok()?;
+fn symbols(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
+    names.new_file();
+    let mut out = Vec::new();
+    for s in file.symbols() {
+        if names.full() {
+            break;
+        }
+        // In code, by its section: `kind()` would read the name of every symbol (for
+        // LLVM's `ltmp<N>` section labels, left out below), many symbols may share one.
+        let in_text = s
+            .section_index()
+            .and_then(|i| file.section_by_index(i).ok())
+            .is_some_and(|sec| sec.kind() == SectionKind::Text);
+        if in_text && s.is_definition() {
+            let place = name_place(file, s.index(), false);
             // Mach-O prefixes C names with an underscore.
-            let name = name.strip_prefix('_').unwrap_or(name);
-            Some((s.address(), 0, name.to_string()))
-        })
-        .collect()
+            let read = || s.name().ok().map(|n| n.strip_prefix('_').unwrap_or(n));
+            if let Some(name) = names.intern_at(place, read) {
+                let label = name
+                    .strip_prefix("ltmp")
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+                if !(label && s.is_local()) {
+                    out.push((s.address(), 0, name));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Parses a thin Mach-O (a binary or a dSYM's DWARF file).
@@ -146,6 +165,9 @@ pub fn load(
         None => oso::load(member, path, ctx, &mut warnings),
         Some(_) => None,
     };
+    let mut names = Names::default();
+    let symbols = symbols(&file, &mut names);
+    names.check(path)?;
     Ok(NativeModule {
         debug_file: path.to_path_buf(),
         base,
@@ -153,7 +175,7 @@ pub fn load(
         dwarf,
         symbols: FunctionTable::new(
             base,
-            symbols(&file),
+            symbols,
             Vec::new(),
             super::unwind::macho_function_starts(member, member, base),
             &super::funcs::code_sections(&file),

@@ -65,22 +65,10 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
     // No PDB: exports and unwind tables.
     let text = super::funcs::code_sections(&file);
     let base = super::open::image_base(&file);
-    let exports: Vec<(u64, String)> = file
-        .exports()
-        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, format!("PE exports: {e}")))?
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let object::ExportTarget::Address { address } = e.target() else {
-                return None;
-            };
-            let object::NameOrOrdinal::Name(name) = e.name() else {
-                return None;
-            };
-            Some((address, String::from_utf8_lossy(name).into_owned()))
-        })
-        .collect();
-    // Exports carry no size: `.pdata` bounds them and finds the functions they omit.
-    let exports = exports.into_iter().map(|(a, n)| (a, 0, n)).collect();
+    let mut names = super::symnames::Names::default();
+    let exports = named_exports(&file, &mut names)
+        .map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, format!("PE exports: {e}")))?;
+    names.check(path)?;
     let symbols = super::funcs::pe_table(&file, data, exports, &text);
     Ok(Module::Native(Box::new(NativeModule {
         debug_map: None,
@@ -93,4 +81,39 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
         one_by_one: false,
         warnings: Vec::new(),
     })))
+}
+
+/// The named exports of a PE image: (address, 0, name); exports carry no size (`.pdata`
+/// bounds them and finds the functions they omit). Many exports may point at one name:
+/// each place in the file is read once and each name held once.
+fn named_exports(
+    file: &object::File<'_>,
+    names: &mut super::symnames::Names,
+) -> object::Result<Vec<super::symnames::Sym>> {
+    use object::LittleEndian as LE;
+    use object::read::pe::ExportTarget;
+    let table = match file {
+        object::File::Pe32(f) => f.export_table()?,
+        object::File::Pe64(f) => f.export_table()?,
+        _ => None,
+    };
+    let Some(table) = table else {
+        return Ok(Vec::new());
+    };
+    let base = file.relative_address_base();
+    let mut out = Vec::new();
+    for (pointer, index) in table.name_pointers().iter().zip(table.name_ordinals()) {
+        if names.full() {
+            break;
+        }
+        let Ok(ExportTarget::Address(rva)) = table.target_by_index(index.get(LE)) else {
+            continue;
+        };
+        let pointer = pointer.get(LE);
+        let read = || table.name_from_pointer(pointer).ok();
+        if let Some(name) = names.intern_bytes_at(Some(u64::from(pointer)), read) {
+            out.push((base.wrapping_add(u64::from(rva)), 0, name));
+        }
+    }
+    Ok(out)
 }
