@@ -5,7 +5,7 @@ use crate::error::{self, Result};
 use crate::index_str::IndexStr;
 use crate::subs::{Substitutable, SubstitutionTable};
 use alloc::boxed::Box;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::Cell;
 #[cfg(feature = "logging")]
@@ -559,6 +559,17 @@ where
     // We are currently demangling an object with an explicit named parameter.
     is_explicit_obj_param: bool,
 
+    // PATCH: pack expansions print their pattern once per element of the pack
+    // (LLVM's `CurrentPackIndex`/`CurrentPackMax`): the element being printed,
+    // and the size of the pack once a template parameter naming it was met.
+    pack_index: Option<usize>,
+    pack_max: Option<usize>,
+
+    // PATCH: above zero, output is only counted (in `dry_bytes`), not written:
+    // whether a piece prints anything decides the comma before it.
+    dry_run: u32,
+    dry_bytes: usize,
+
     // Whether to show function parameters.
     // This must be set to true before calling `demangle` on `Encoding`
     // unless that call is via the toplevel call to `MangledName::demangle`.
@@ -586,6 +597,12 @@ where
         }
 
         log!("DemangleContext::write: '{}'", s);
+
+        if self.dry_run > 0 {
+            self.dry_bytes += s.len();
+            self.last_char_written = s.chars().last();
+            return Ok(());
+        }
 
         self.out.write_string(s).map(|_| {
             self.last_char_written = s.chars().last();
@@ -619,6 +636,10 @@ where
             is_template_prefix_in_nested_name: false,
             is_template_argument_pack: false,
             is_explicit_obj_param: false,
+            pack_index: None,
+            pack_max: None,
+            dry_run: 0,
+            dry_bytes: 0,
             show_params: !options.no_params,
             show_return_type: !options.no_return_type,
             show_expression_literal_types: !options.hide_expression_literal_types,
@@ -667,6 +688,90 @@ where
     #[inline]
     fn ensure_space(&mut self) -> fmt::Result {
         self.ensure(' ')
+    }
+
+    /// PATCH: runs `f` without writing its output, restoring what printing
+    /// changes; returns how many bytes it would have written. The pack state is
+    /// left as `f` set it.
+    fn dry_run<F>(&mut self, f: F) -> ::core::result::Result<usize, fmt::Error>
+    where
+        F: FnOnce(&mut Self) -> fmt::Result,
+    {
+        let inner = self.inner.clone();
+        let last = self.last_char_written;
+        let flags = (
+            self.is_template_argument_pack,
+            self.is_explicit_obj_param,
+            self.is_lambda_arg,
+            self.is_template_prefix,
+            self.is_template_prefix_in_nested_name,
+            self.source_name,
+        );
+        self.dry_run += 1;
+        let before = self.dry_bytes;
+        let result = f(self);
+        let written = self.dry_bytes - before;
+        self.dry_run -= 1;
+        self.inner = inner;
+        self.last_char_written = last;
+        self.is_template_argument_pack = flags.0;
+        self.is_explicit_obj_param = flags.1;
+        self.is_lambda_arg = flags.2;
+        self.is_template_prefix = flags.3;
+        self.is_template_prefix_in_nested_name = flags.4;
+        self.source_name = flags.5;
+        result.map(|_| written)
+    }
+
+    /// PATCH: whether `ty` prints nothing: a pack expansion of an empty pack, or
+    /// a template parameter naming an empty pack. Such an element of a list gets
+    /// no comma (LLVM's `printWithComma`).
+    fn type_prints_nothing<'prev>(
+        &mut self,
+        ty: &'a TypeHandle,
+        scope: Option<ArgScopeStack<'prev, 'a>>,
+    ) -> ::core::result::Result<bool, fmt::Error> {
+        match self.subs.get_type(ty) {
+            Some(Type::PackExpansion(ref pattern)) => {
+                Ok(self.pack_size(pattern, scope)? == Some(0))
+            }
+            Some(Type::TemplateParam(ref param)) => Ok(matches!(
+                param.resolve(scope),
+                Ok(TemplateArg::ArgPack(ref args)) if args.is_empty()
+            )),
+            _ => Ok(false),
+        }
+    }
+
+    /// PATCH: the size of the pack the expansion of `pattern` runs over (found
+    /// by printing it without output); `None` when it names no pack.
+    fn pack_size<'prev>(
+        &mut self,
+        pattern: &'a TypeHandle,
+        scope: Option<ArgScopeStack<'prev, 'a>>,
+    ) -> ::core::result::Result<Option<usize>, fmt::Error> {
+        let (index, max) = (self.pack_index, self.pack_max);
+        self.pack_index = Some(0);
+        self.pack_max = None;
+        let found = self
+            .dry_run(|ctx| pattern.demangle(ctx, scope))
+            .map(|_| self.pack_max);
+        self.pack_index = index;
+        self.pack_max = max;
+        found
+    }
+
+    /// PATCH: whether the template argument `arg` prints nothing (an empty pack).
+    fn arg_prints_nothing<'prev>(
+        &mut self,
+        arg: &'a TemplateArg,
+        scope: Option<ArgScopeStack<'prev, 'a>>,
+    ) -> ::core::result::Result<bool, fmt::Error> {
+        match *arg {
+            TemplateArg::ArgPack(ref args) => Ok(args.is_empty()),
+            TemplateArg::Type(ref ty) => self.type_prints_nothing(ty, scope),
+            _ => Ok(false),
+        }
     }
 
     #[inline]
@@ -1048,6 +1153,10 @@ where
 
         let mut need_comma = false;
         for arg in self.iter() {
+            // PATCH: an empty pack expansion is no parameter: no comma for it.
+            if ctx.type_prints_nothing(arg, scope)? {
+                continue;
+            }
             if need_comma {
                 write!(ctx, ", ")?;
             }
@@ -1559,6 +1668,12 @@ where
             let (scope, function_args) =
                 if let Some(template_args) = name.get_template_args(ctx.subs) {
                     let scope = scope.push(template_args);
+                    // PATCH: a templated constructor, destructor or conversion operator
+                    // has no return type: its first type is its first parameter
+                    // (`_ZN1SC2IiEEiT_` is `S::S<int>(int, int)`).
+                    if name.is_ctor_dtor_conversion(ctx.subs) {
+                        return FunctionArgList::new(&fun_ty.0).demangle_as_inner(ctx, scope);
+                    }
                     let function_args = FunctionArgListAndReturnType::new(&fun_ty.0);
                     (scope, function_args as &dyn DemangleAsInner<W>)
                 } else {
@@ -2132,8 +2247,18 @@ where
             ctx.is_explicit_obj_param = true;
         }
 
-        if let Some(inner) = ctx.pop_inner() {
-            inner.demangle_as_inner(ctx, scope)?;
+        // PATCH: only a function's own parameter list is printed here; a
+        // qualifier or pointer pushed by the type this name is the prefix of
+        // (`RKNS0_1BE` with `S0_` = `X::A`) belongs after the whole name, as in
+        // `X::A::B const&` (upstream: `X::A const::B&`).
+        if ctx
+            .inner
+            .last()
+            .map_or(false, |inner| inner.downcast_to_type().is_none())
+        {
+            if let Some(inner) = ctx.pop_inner() {
+                inner.demangle_as_inner(ctx, scope)?;
+            }
         }
 
         if let Some(cv_qualifiers) = self.cv_qualifiers() {
@@ -3901,12 +4026,31 @@ where
                 }
                 Ok(())
             }
+            // PATCH: the pattern once per element of the pack its template
+            // parameter names, as LLVM does (`DpOT_` with `T_` = `int, int` is
+            // `int&&, int&&`; upstream printed the whole pack then `&&` once);
+            // nothing for an empty pack; `pattern...` when no pack is named.
             Type::PackExpansion(ref ty) => {
-                ty.demangle(ctx, scope)?;
-                if !ctx.is_template_argument_pack {
-                    write!(ctx, "...")?;
-                }
-                Ok(())
+                let (index, max) = (ctx.pack_index, ctx.pack_max);
+                let result = match ctx.pack_size(ty, scope) {
+                    Err(e) => Err(e),
+                    Ok(None) => {
+                        ctx.pack_index = Some(0);
+                        ctx.pack_max = None;
+                        ty.demangle(ctx, scope).and_then(|_| write!(ctx, "..."))
+                    }
+                    Ok(Some(n)) => (0..n).try_for_each(|i| {
+                        if i > 0 {
+                            write!(ctx, ", ")?;
+                        }
+                        ctx.pack_index = Some(i);
+                        ctx.pack_max = Some(n);
+                        ty.demangle(ctx, scope)
+                    }),
+                };
+                ctx.pack_index = index;
+                ctx.pack_max = max;
+                result
             }
         }
     }
@@ -4924,7 +5068,8 @@ where
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
 
-        write!(ctx, "{{unnamed type#{}}}", self.0.map_or(1, |n| n + 1))?;
+        // PATCH: LLVM's spelling, `'unnamed'`, `'unnamed0'` (the mangled number).
+        write!(ctx, "'unnamed{}'", self.0.map_or(String::new(), |n| n.to_string()))?;
         Ok(())
     }
 }
@@ -4941,7 +5086,7 @@ where
         if let Some(source_name) = ctx.source_name {
             write!(ctx, "{}", source_name)?;
         } else {
-            write!(ctx, "{{unnamed type#{}}}", self.0.map_or(1, |n| n + 1))?;
+            write!(ctx, "'unnamed{}'", self.0.map_or(String::new(), |n| n.to_string()))?;
         }
         Ok(())
     }
@@ -5322,7 +5467,28 @@ where
             write!(ctx, "auto:{}", self.0 + 1)
         } else {
             let arg = self.resolve(scope)?;
-            arg.demangle(ctx, scope)
+            match (arg, ctx.pack_index) {
+                // PATCH: inside a pack expansion, a parameter naming a pack is
+                // the element being expanded; the first one met sets the size.
+                (TemplateArg::ArgPack(ref args), Some(i)) => {
+                    if ctx.pack_max.is_none() {
+                        ctx.pack_max = Some(args.len());
+                    }
+                    match args.get(i) {
+                        Some(arg) => {
+                            let (index, max) = (ctx.pack_index, ctx.pack_max);
+                            ctx.pack_index = None;
+                            ctx.pack_max = None;
+                            let r = arg.demangle(ctx, scope);
+                            ctx.pack_index = index;
+                            ctx.pack_max = max;
+                            r
+                        }
+                        None => Ok(()),
+                    }
+                }
+                _ => arg.demangle(ctx, scope),
+            }
         };
         ctx.pop_demangle_node();
         ret
@@ -5520,18 +5686,20 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
         inner_barrier!(ctx);
 
-        if ctx.last_char_written == Some('<') {
-            write!(ctx, " ")?;
-        }
+        // PATCH: `operator<<<int>` as LLVM writes it (no space after `<<`).
         write!(ctx, "<")?;
         ctx.push_demangle_node(DemangleNodeType::TemplateArgs);
         let mut need_comma = false;
         for arg_index in 0..self.0.len() {
-            if need_comma {
-                write!(ctx, ", ")?;
-            }
             if let Some(ref mut scope) = scope {
                 scope.in_arg = Some((arg_index, self));
+            }
+            // PATCH: an empty pack is no argument: no comma for it.
+            if ctx.arg_prints_nothing(&self.0[arg_index], scope)? {
+                continue;
+            }
+            if need_comma {
+                write!(ctx, ", ")?;
             }
             self.0[arg_index].demangle(ctx, scope)?;
             need_comma = true;
@@ -5648,6 +5816,10 @@ where
                 ctx.is_template_argument_pack = true;
                 let mut need_comma = false;
                 for arg in &args[..] {
+                    // PATCH: an empty pack inside is no argument.
+                    if ctx.arg_prints_nothing(arg, scope)? {
+                        continue;
+                    }
                     if need_comma {
                         write!(ctx, ", ")?;
                     }
@@ -7432,9 +7604,10 @@ where
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
 
-        write!(ctx, "{{lambda(")?;
+        // PATCH: LLVM's spelling, `'lambda'(int)`, `'lambda0'(int)` (the mangled number).
+        write!(ctx, "'lambda{}'(", self.1.map_or(String::new(), |n| n.to_string()))?;
         self.0.demangle(ctx, scope)?;
-        write!(ctx, ")#{}}}", self.1.map_or(1, |n| n + 2))?;
+        write!(ctx, ")")?;
         Ok(())
     }
 }
@@ -7936,19 +8109,17 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         match *self {
+            // PATCH: LLVM's spellings of the special names (`vtable for X`, thunks).
             SpecialName::VirtualTable(ref ty) => {
-                write!(ctx, "{{vtable(")?;
+                write!(ctx, "vtable for ")?;
                 ctx.push_demangle_node(DemangleNodeType::VirtualTable);
                 ty.demangle(ctx, scope)?;
                 ctx.pop_demangle_node();
-                write!(ctx, ")}}")?;
                 Ok(())
             }
             SpecialName::Vtt(ref ty) => {
-                write!(ctx, "{{vtt(")?;
-                ty.demangle(ctx, scope)?;
-                write!(ctx, ")}}")?;
-                Ok(())
+                write!(ctx, "VTT for ")?;
+                ty.demangle(ctx, scope)
             }
             SpecialName::Typeinfo(ref ty) => {
                 write!(ctx, "typeinfo for ")?;
@@ -7959,51 +8130,41 @@ where
                 ty.demangle(ctx, scope)
             }
             SpecialName::VirtualOverrideThunk(ref offset, ref encoding) => {
-                write!(ctx, "{{virtual override thunk(")?;
-                offset.demangle(ctx, scope)?;
-                write!(ctx, ", ")?;
-                encoding.demangle(ctx, scope)?;
-                write!(ctx, ")}}")?;
-                Ok(())
+                match *offset {
+                    CallOffset::Virtual(_) => write!(ctx, "virtual thunk to ")?,
+                    CallOffset::NonVirtual(_) => write!(ctx, "non-virtual thunk to ")?,
+                }
+                encoding.demangle(ctx, scope)
             }
-            SpecialName::VirtualOverrideThunkCovariant(
-                ref this_offset,
-                ref result_offset,
-                ref encoding,
-            ) => {
-                write!(ctx, "{{virtual override thunk(")?;
-                this_offset.demangle(ctx, scope)?;
-                write!(ctx, ", ")?;
-                result_offset.demangle(ctx, scope)?;
-                write!(ctx, ", ")?;
-                encoding.demangle(ctx, scope)?;
-                write!(ctx, ")}}")?;
-                Ok(())
+            SpecialName::VirtualOverrideThunkCovariant(_, _, ref encoding) => {
+                write!(ctx, "covariant return thunk to ")?;
+                encoding.demangle(ctx, scope)
             }
             SpecialName::Guard(ref name) => {
                 write!(ctx, "guard variable for ")?;
                 name.demangle(ctx, scope)
             }
-            SpecialName::GuardTemporary(ref name, n) => {
-                write!(ctx, "reference temporary #{} for ", n)?;
+            SpecialName::GuardTemporary(ref name, _) => {
+                write!(ctx, "reference temporary for ")?;
                 name.demangle(ctx, scope)
             }
+            // `_ZTC <derived> <offset> _ <base>`: the base's vtable in the derived.
             SpecialName::ConstructionVtable(ref ty1, _, ref ty2) => {
                 write!(ctx, "construction vtable for ")?;
-                ty1.demangle(ctx, scope)?;
+                ty2.demangle(ctx, scope)?;
                 write!(ctx, "-in-")?;
-                ty2.demangle(ctx, scope)
+                ty1.demangle(ctx, scope)
             }
             SpecialName::TypeinfoFunction(ref ty) => {
                 write!(ctx, "typeinfo fn for ")?;
                 ty.demangle(ctx, scope)
             }
             SpecialName::TlsInit(ref name) => {
-                write!(ctx, "TLS init function for ")?;
+                write!(ctx, "thread-local initialization routine for ")?;
                 name.demangle(ctx, scope)
             }
             SpecialName::TlsWrapper(ref name) => {
-                write!(ctx, "TLS wrapper function for ")?;
+                write!(ctx, "thread-local wrapper routine for ")?;
                 name.demangle(ctx, scope)
             }
             SpecialName::TransactionClone(ref encoding) => {
