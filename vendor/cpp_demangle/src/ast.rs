@@ -996,6 +996,11 @@ where
     fn is_qualified(&self) -> bool {
         false
     }
+
+    /// PATCH: whether this is a function's encoding (its parameter list).
+    fn is_encoding(&self) -> bool {
+        false
+    }
 }
 
 /// Demangle this thing in the leaf name position.
@@ -1685,6 +1690,10 @@ where
             unreachable!("we only push Encoding::Function onto the inner stack");
         }
     }
+
+    fn is_encoding(&self) -> bool {
+        true
+    }
 }
 
 /// <clone-suffix> ::= [ . <clone-type-identifier> ] [ . <nonnegative number> ]*
@@ -2230,7 +2239,7 @@ where
             | NestedName::UnqualifiedExplicitObject(ref p, ref name, _) => {
                 ctx.push_demangle_node(DemangleNodeType::NestedName);
                 if let Some(p) = p.as_ref() {
-                    p.demangle(ctx, scope)?;
+                    demangle_scope_of(ctx, scope, p, name)?;
                     ctx.write_str("::")?;
                 }
                 name.demangle(ctx, scope)?;
@@ -2250,12 +2259,9 @@ where
         // PATCH: only a function's own parameter list is printed here; a
         // qualifier or pointer pushed by the type this name is the prefix of
         // (`RKNS0_1BE` with `S0_` = `X::A`) belongs after the whole name, as in
-        // `X::A::B const&` (upstream: `X::A const::B&`).
-        if ctx
-            .inner
-            .last()
-            .map_or(false, |inner| inner.downcast_to_type().is_none())
-        {
+        // `X::A::B const&` (upstream: `X::A const::B&`), and a function type
+        // returning this name prints its own parameters (`X::A (int)`).
+        if ctx.inner.last().map_or(false, |inner| inner.is_encoding()) {
             if let Some(inner) = ctx.pop_inner() {
                 inner.demangle_as_inner(ctx, scope)?;
             }
@@ -2570,7 +2576,7 @@ where
         let ret = match *self {
             Prefix::Unqualified(ref unqualified) => unqualified.demangle(ctx, scope),
             Prefix::Nested(ref prefix, ref unqualified) => {
-                prefix.demangle(ctx, scope)?;
+                demangle_scope_of(ctx, scope, prefix, unqualified)?;
                 write!(ctx, "::")?;
                 unqualified.demangle(ctx, scope)
             }
@@ -5082,12 +5088,9 @@ where
         &'me self,
         ctx: &'ctx mut DemangleContext<'subs, W>,
     ) -> fmt::Result {
-        let ctx = try_begin_demangle!(self, ctx, None);
-        if let Some(source_name) = ctx.source_name {
-            write!(ctx, "{}", source_name)?;
-        } else {
-            write!(ctx, "'unnamed{}'", self.0.map_or(String::new(), |n| n.to_string()))?;
-        }
+        // PATCH: as a constructor's or destructor's name an unnamed type has no
+        // name at all: `X::'unnamed'::~()`, as LLVM writes it.
+        let _ctx = try_begin_demangle!(self, ctx, None);
         Ok(())
     }
 }
@@ -5759,6 +5762,44 @@ pub enum TemplateArg {
     ArgPack(Vec<TemplateArg>),
 }
 
+/// PATCH: skips a `<template-param-decl>` at the start of `input`, if there is
+/// one (`Ty`, `Tk <name>`, `Tn <type>`, `Tt <template-param-decl>* E`,
+/// `Tp <template-param-decl>`); `None` when `input` does not start with one.
+fn skip_template_param_decl<'a, 'b>(
+    ctx: &'a ParseContext,
+    subs: &'a mut SubstitutionTable,
+    input: IndexStr<'b>,
+) -> Result<Option<IndexStr<'b>>> {
+    let kind = match (input.peek(), input.peek_second()) {
+        (Some(b'T'), Some(k)) if b"yknpt".contains(&k) => k,
+        _ => return Ok(None),
+    };
+    let tail = input.range_from(2..);
+    match Some(kind) {
+        Some(b'y') => Ok(Some(tail)),
+        Some(b'k') => {
+            let (_, tail) = Name::parse(ctx, subs, tail)?;
+            Ok(Some(tail))
+        }
+        Some(b'n') => {
+            let (_, tail) = TypeHandle::parse(ctx, subs, tail)?;
+            Ok(Some(tail))
+        }
+        Some(b't') => {
+            let mut tail = tail;
+            while let Some(t) = skip_template_param_decl(ctx, subs, tail)? {
+                tail = t;
+            }
+            Ok(Some(consume(b"E", tail)?))
+        }
+        Some(b'p') => match skip_template_param_decl(ctx, subs, tail)? {
+            Some(t) => Ok(Some(t)),
+            None => Err(error::Error::UnexpectedText),
+        },
+        _ => Ok(None),
+    }
+}
+
 impl Parse for TemplateArg {
     fn parse<'a, 'b>(
         ctx: &'a ParseContext,
@@ -5766,6 +5807,15 @@ impl Parse for TemplateArg {
         input: IndexStr<'b>,
     ) -> Result<(TemplateArg, IndexStr<'b>)> {
         try_begin_parse!("TemplateArg", ctx, input);
+
+        // PATCH: `<template-param-decl> <template-arg>` (C++20, what clang 17+
+        // and gcc 14+ write for arguments of constrained or non-type template
+        // parameters, e.g. `TnNSt9enable_ifI...E4typeELb1E`): the declaration
+        // is parsed (its types enter the substitution table) and dropped; the
+        // argument is printed alone, as LLVM does.
+        if let Some(tail) = skip_template_param_decl(ctx, subs, input)? {
+            return TemplateArg::parse(ctx, subs, tail);
+        }
 
         if let Ok(tail) = consume(b"X", input) {
             let (expr, tail) = Expression::parse(ctx, subs, tail)?;
@@ -7822,9 +7872,50 @@ define_vocabulary! {
         StdAllocator (b"Sa", "std::allocator"),
         StdString1   (b"Sb", "std::basic_string"),
         StdString2   (b"Ss", "std::string"),
-        StdIstream   (b"Si", "std::basic_istream<char, std::char_traits<char> >"),
+        // PATCH: LLVM's short names; a constructor's or destructor's scope is
+        // expanded (`WellKnownComponent::expanded`).
+        StdIstream   (b"Si", "std::istream"),
         StdOstream   (b"So", "std::ostream"),
-        StdIostream  (b"Sd", "std::basic_iostream<char, std::char_traits<char> >")
+        StdIostream  (b"Sd", "std::iostream")
+    }
+}
+
+impl WellKnownComponent {
+    /// PATCH: the full name, as LLVM prints the scope of a constructor or
+    /// destructor (`std::basic_string<char, ...>::basic_string()`).
+    fn expanded(&self) -> &'static str {
+        match *self {
+            WellKnownComponent::Std => "std",
+            WellKnownComponent::StdAllocator => "std::allocator",
+            WellKnownComponent::StdString1 => "std::basic_string",
+            WellKnownComponent::StdString2 => {
+                "std::basic_string<char, std::char_traits<char>, std::allocator<char> >"
+            }
+            WellKnownComponent::StdIstream => "std::basic_istream<char, std::char_traits<char> >",
+            WellKnownComponent::StdOstream => "std::basic_ostream<char, std::char_traits<char> >",
+            WellKnownComponent::StdIostream => {
+                "std::basic_iostream<char, std::char_traits<char> >"
+            }
+        }
+    }
+}
+
+/// PATCH: prints `prefix`, the scope of `name`: a well-known component in full
+/// when `name` is a constructor or destructor (LLVM's expanded substitution).
+fn demangle_scope_of<'subs, 'prev, 'ctx, W>(
+    ctx: &'ctx mut DemangleContext<'subs, W>,
+    scope: Option<ArgScopeStack<'prev, 'subs>>,
+    prefix: &'subs PrefixHandle,
+    name: &'subs UnqualifiedName,
+) -> fmt::Result
+where
+    W: 'subs + DemangleWrite,
+{
+    match (prefix, name) {
+        (PrefixHandle::WellKnown(ref wk), UnqualifiedName::CtorDtor(..)) => {
+            write!(ctx, "{}", wk.expanded())
+        }
+        _ => prefix.demangle(ctx, scope),
     }
 }
 
@@ -7865,9 +7956,10 @@ where
             }
             WellKnownComponent::StdAllocator => write!(ctx, "allocator"),
             WellKnownComponent::StdString1 => write!(ctx, "basic_string"),
-            WellKnownComponent::StdString2 => write!(ctx, "string"),
+            // PATCH: a constructor of `std::string` is `basic_string` (LLVM).
+            WellKnownComponent::StdString2 => write!(ctx, "basic_string"),
             WellKnownComponent::StdIstream => write!(ctx, "basic_istream"),
-            WellKnownComponent::StdOstream => write!(ctx, "ostream"),
+            WellKnownComponent::StdOstream => write!(ctx, "basic_ostream"),
             WellKnownComponent::StdIostream => write!(ctx, "basic_iostream"),
         }
     }
