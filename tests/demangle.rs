@@ -2,7 +2,8 @@
 //! the machine (libstdc++, libLLVM 19 and libclang-cpp 19, the ICU libraries when they are
 //! there), demangled by our code path and by `llvm-cxxfilt-19`, must be the same text after
 //! folding the spellings the SPEC allows (`> >`, `(unsigned long)32`). Any other difference
-//! fails the test.
+//! fails the test, except for the names listed in `fixtures/demangle/llvm19-misreads.txt`
+//! (an LLVM defect, explained there).
 
 mod common;
 
@@ -82,6 +83,44 @@ fn fold(s: &str) -> String {
     t
 }
 
+/// The names LLVM 19 demangles wrongly (see the file's header).
+fn llvm_misreads() -> BTreeSet<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demangle/llvm19-misreads.txt");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The issue's examples and one of each kind fixed, without any tool: what
+/// `llvm-cxxfilt-19` prints for them (spelled `> >`). Through the DWARF path's language
+/// dispatch too, which demangles C++ linkage names with the same crate.
+#[test]
+fn known_names_as_llvm_writes_them() {
+    let cases = [
+        ("_Z1fIJiiEEiDpOT_", "int f<int, int>(int&&, int&&)"),
+        ("_ZN1SC2IiEEiT_", "S::S<int>(int, int)"),
+        (
+            "_ZN4llvm11PassManagerINS_8FunctionENS_15AnalysisManagerIS1_JEEEJEE3runERS1_RS3_",
+            "llvm::PassManager<llvm::Function, llvm::AnalysisManager<llvm::Function> >::run(llvm::Function&, llvm::AnalysisManager<llvm::Function>&)",
+        ),
+        (
+            "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC2IS3_EEPKcRKS3_",
+            "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::basic_string<std::allocator<char> >(char const*, std::allocator<char> const&)",
+        ),
+        ("_ZTVSo", "vtable for std::ostream"),
+        ("_ZZ1fvENKUlvE_clEv", "f()::'lambda'()::operator()() const"),
+        ("_Z1fN1X1AERKNS0_1BE", "f(X::A, X::A::B const&)"),
+    ];
+    for (mangled, llvm) in cases {
+        assert_eq!(profiler_symbol_server::resolve::demangle(mangled), llvm);
+        let dwarf = addr2line::demangle(mangled, gimli::DW_LANG_C_plus_plus_14);
+        assert_eq!(dwarf.as_deref(), Some(llvm), "{mangled}");
+    }
+}
+
 #[test]
 fn itanium_names_as_llvm_writes_them() {
     let have_cxxfilt = Command::new(CXXFILT)
@@ -114,10 +153,15 @@ fn itanium_names_as_llvm_writes_them() {
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
     let llvm: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
-    assert_eq!(llvm.len(), names.len(), "{CXXFILT} answered one line per name");
+    assert_eq!(
+        llvm.len(),
+        names.len(),
+        "{CXXFILT} answered one line per name"
+    );
 
+    let misreads = llvm_misreads();
     let mut differ = Vec::new();
-    let mut compared = 0;
+    let (mut compared, mut misread, mut stale) = (0, 0, 0);
     for (name, want) in names.iter().zip(&llvm) {
         // A name LLVM cannot demangle either is not a real C++ name to compare.
         if want == name {
@@ -125,12 +169,20 @@ fn itanium_names_as_llvm_writes_them() {
         }
         compared += 1;
         let got = profiler_symbol_server::resolve::demangle(name);
-        if fold(&got) != fold(want) {
+        let same = fold(&got) == fold(want);
+        if misreads.contains(name.as_str()) {
+            if same {
+                stale += 1;
+            } else {
+                misread += 1;
+            }
+        } else if !same {
             differ.push(format!("{name}\n  ours: {got}\n  llvm: {want}"));
         }
     }
     eprintln!(
-        "{} of {compared} names demangle differently from {CXXFILT}",
+        "{} of {compared} names demangle differently from {CXXFILT} ({misread} more that \
+         LLVM misreads, listed; {stale} listed ones now agree)",
         differ.len()
     );
     if let Some(path) = std::env::var_os("DEMANGLE_DIFF") {

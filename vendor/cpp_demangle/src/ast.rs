@@ -458,7 +458,15 @@ impl<'prev, 'subs> ArgScope<'prev, 'subs> for Option<ArgScopeStack<'prev, 'subs>
 struct DemangleState {
     /// How deep in the demangling are we?
     pub recursion_level: u32,
+    /// PATCH: how many nodes were printed so far, dry runs included: pack
+    /// expansions print their pattern several times, so nested ones could
+    /// otherwise take exponential time on a hostile name.
+    pub steps: u32,
 }
+
+/// PATCH: the most nodes one name may print (dry runs included); real names
+/// need a few thousand.
+const MAX_DEMANGLE_STEPS: u32 = 1 << 20;
 
 /// An RAII type to automatically check the recursion level against the
 /// maximum. If the maximum has been crossed, return an error. Otherwise,
@@ -643,7 +651,10 @@ where
             show_params: !options.no_params,
             show_return_type: !options.no_return_type,
             show_expression_literal_types: !options.hide_expression_literal_types,
-            state: Cell::new(DemangleState { recursion_level: 0 }),
+            state: Cell::new(DemangleState {
+                recursion_level: 0,
+                steps: 0,
+            }),
         }
     }
 
@@ -657,11 +668,12 @@ where
         let mut state = self.state.get();
         let new_recursion_level = state.recursion_level + 1;
 
-        if new_recursion_level >= self.max_recursion {
+        if new_recursion_level >= self.max_recursion || state.steps >= MAX_DEMANGLE_STEPS {
             log!("Hit too much recursion at level {}", self.max_recursion);
             Err(Default::default())
         } else {
             state.recursion_level = new_recursion_level;
+            state.steps += 1;
             self.state.set(state);
             Ok(())
         }
@@ -735,10 +747,20 @@ where
             Some(Type::PackExpansion(ref pattern)) => {
                 Ok(self.pack_size(pattern, scope)? == Some(0))
             }
-            Some(Type::TemplateParam(ref param)) => Ok(matches!(
-                param.resolve(scope),
-                Ok(TemplateArg::ArgPack(ref args)) if args.is_empty()
-            )),
+            Some(Type::TemplateParam(ref param)) => match param.resolve(scope) {
+                // Inside a pack expansion the parameter is one element, and the
+                // first parameter naming a pack sets the expansion's size.
+                Ok(TemplateArg::ArgPack(ref args)) => match self.pack_index {
+                    Some(i) => {
+                        if self.pack_max.is_none() {
+                            self.pack_max = Some(args.len());
+                        }
+                        Ok(args.get(i).is_none())
+                    }
+                    None => Ok(args.is_empty()),
+                },
+                _ => Ok(false),
+            },
             _ => Ok(false),
         }
     }
@@ -768,7 +790,14 @@ where
         scope: Option<ArgScopeStack<'prev, 'a>>,
     ) -> ::core::result::Result<bool, fmt::Error> {
         match *arg {
-            TemplateArg::ArgPack(ref args) => Ok(args.is_empty()),
+            TemplateArg::ArgPack(ref args) => {
+                for arg in args {
+                    if !self.arg_prints_nothing(arg, scope)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
             TemplateArg::Type(ref ty) => self.type_prints_nothing(ty, scope),
             _ => Ok(false),
         }
@@ -1122,9 +1151,10 @@ where
             );
 
         if needs_paren {
+            // PATCH: `void (* (*)(int))(long)` as LLVM spaces it.
             let needs_space = needs_space
                 || match ctx.last_char_written {
-                    Some('(') | Some('*') => false,
+                    Some('(') => false,
                     _ => true,
                 };
 
@@ -4865,6 +4895,11 @@ where
         scope: Option<ArgScopeStack<'prev, 'subs>>,
     ) -> fmt::Result {
         let ctx = try_begin_demangle_as_inner!(self, ctx, scope);
+        // PATCH: a function type's parameters after a pointer to member it
+        // returns: `R (C::* (int))(long)`, spaced as LLVM does.
+        if ctx.last_char_written == Some('*') {
+            write!(ctx, " ")?;
+        }
         self.args().demangle_as_inner(ctx, scope)?;
         Ok(())
     }
@@ -4922,7 +4957,8 @@ where
         ctx.push_demangle_node(DemangleNodeType::TemplateParam);
         let ret = match *self {
             Decltype::Expression(ref expr) | Decltype::IdExpression(ref expr) => {
-                write!(ctx, "decltype (")?;
+                // PATCH: `decltype(x)`, as LLVM writes it.
+                write!(ctx, "decltype(")?;
                 expr.demangle(ctx, scope)?;
                 write!(ctx, ")")?;
                 Ok(())
@@ -5465,10 +5501,9 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         ctx.push_demangle_node(DemangleNodeType::TemplateParam);
-        let ret = if ctx.is_lambda_arg {
-            // To match libiberty, template references are converted to `auto`.
-            write!(ctx, "auto:{}", self.0 + 1)
-        } else {
+        // PATCH: a template parameter among a lambda's parameters is the
+        // enclosing template's argument, as LLVM prints it (libiberty: `auto:1`).
+        let ret = {
             let arg = self.resolve(scope)?;
             match (arg, ctx.pack_index) {
                 // PATCH: inside a pack expansion, a parameter naming a pack is
@@ -5648,7 +5683,9 @@ where
 
         match self.2 {
             None => write!(ctx, "this"),
-            Some(i) => write!(ctx, "{{parm#{}}}", i + 1),
+            // PATCH: LLVM's `fp`, `fp0`, `fp1` (the mangled number).
+            Some(0) => write!(ctx, "fp"),
+            Some(i) => write!(ctx, "fp{}", i - 1),
         }
     }
 }
@@ -6443,33 +6480,43 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         match *self {
+            // PATCH: operands in parentheses only where precedence needs them,
+            // binary operators spaced, as LLVM prints expressions
+            // (`!is_array<T>::value`, `a != b`; upstream `!(is_array<T>::value)`).
             Expression::Unary(OperatorName::Simple(ref op), ref expr)
                 if *op == SimpleOperatorName::PostInc || *op == SimpleOperatorName::PostDec =>
             {
-                expr.demangle_as_subexpr(ctx, scope)?;
+                expr.demangle_as_operand(ctx, scope, Prec::Postfix, true)?;
                 op.demangle(ctx, scope)
             }
             Expression::Unary(ref op, ref expr) => {
                 op.demangle(ctx, scope)?;
-                expr.demangle_as_subexpr(ctx, scope)
-            }
-            // These need an extra set of parens so that it doesn't close any
-            // template argument accidentally.
-            Expression::Binary(
-                OperatorName::Simple(SimpleOperatorName::Greater),
-                ref lhs,
-                ref rhs,
-            ) => {
-                write!(ctx, "((")?;
-                lhs.demangle(ctx, scope)?;
-                write!(ctx, ")>(")?;
-                rhs.demangle(ctx, scope)?;
-                write!(ctx, "))")
+                expr.demangle_as_operand(ctx, scope, Prec::Unary, false)
             }
             Expression::Binary(ref op, ref lhs, ref rhs) => {
-                lhs.demangle_as_subexpr(ctx, scope)?;
+                // `>` and `>>` would close a template argument list.
+                let paren_all = matches!(
+                    *op,
+                    OperatorName::Simple(SimpleOperatorName::Greater)
+                        | OperatorName::Simple(SimpleOperatorName::Shr)
+                );
+                let prec = self.precedence();
+                let is_assign = prec == Prec::Assign;
+                if paren_all {
+                    write!(ctx, "(")?;
+                }
+                let lhs_prec = if is_assign { Prec::OrIf } else { prec };
+                lhs.demangle_as_operand(ctx, scope, lhs_prec, !is_assign)?;
+                if *op != OperatorName::Simple(SimpleOperatorName::Comma) {
+                    write!(ctx, " ")?;
+                }
                 op.demangle(ctx, scope)?;
-                rhs.demangle_as_subexpr(ctx, scope)
+                write!(ctx, " ")?;
+                rhs.demangle_as_operand(ctx, scope, prec, is_assign)?;
+                if paren_all {
+                    write!(ctx, ")")?;
+                }
+                Ok(())
             }
             Expression::Ternary(
                 OperatorName::Simple(SimpleOperatorName::Question),
@@ -6477,11 +6524,11 @@ where
                 ref consequent,
                 ref alternative,
             ) => {
-                condition.demangle_as_subexpr(ctx, scope)?;
-                write!(ctx, "?")?;
-                consequent.demangle_as_subexpr(ctx, scope)?;
+                condition.demangle_as_operand(ctx, scope, Prec::Conditional, false)?;
+                write!(ctx, " ? ")?;
+                consequent.demangle_as_operand(ctx, scope, Prec::Default, false)?;
                 write!(ctx, " : ")?;
-                alternative.demangle_as_subexpr(ctx, scope)
+                alternative.demangle_as_operand(ctx, scope, Prec::Assign, true)
             }
             Expression::Ternary(ref op, ref e1, ref e2, ref e3) => {
                 // Nonsensical ternary operator? Just print it like a function call,
@@ -6507,7 +6554,8 @@ where
                 expr.demangle(ctx, scope)
             }
             Expression::Call(ref functor_expr, ref args) => {
-                functor_expr.demangle_as_subexpr(ctx, scope)?;
+                // PATCH: `f(x)`, LLVM prints the callee as it is.
+                functor_expr.demangle(ctx, scope)?;
                 write!(ctx, "(")?;
                 let mut need_comma = false;
                 for arg in args {
@@ -6792,7 +6840,121 @@ where
     }
 }
 
+/// PATCH: LLVM's expression precedences, tightest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Prec {
+    Primary,
+    Postfix,
+    Unary,
+    Cast,
+    PtrMem,
+    Multiplicative,
+    Additive,
+    Shift,
+    Spaceship,
+    Relational,
+    Equality,
+    And,
+    Xor,
+    Ior,
+    AndIf,
+    OrIf,
+    Conditional,
+    Assign,
+    Comma,
+    Default,
+}
+
 impl Expression {
+    /// PATCH: this expression's precedence, as LLVM's demangler gives it.
+    fn precedence(&self) -> Prec {
+        use SimpleOperatorName as S;
+        match *self {
+            Expression::Unary(OperatorName::Simple(S::PostInc), _)
+            | Expression::Unary(OperatorName::Simple(S::PostDec), _) => Prec::Postfix,
+            Expression::Unary(..)
+            | Expression::PrefixInc(_)
+            | Expression::PrefixDec(_)
+            | Expression::New(..)
+            | Expression::GlobalNew(..)
+            | Expression::NewArray(..)
+            | Expression::GlobalNewArray(..)
+            | Expression::Delete(_)
+            | Expression::GlobalDelete(_)
+            | Expression::DeleteArray(_)
+            | Expression::GlobalDeleteArray(_)
+            | Expression::SizeofExpr(_)
+            | Expression::AlignofExpr(_) => Prec::Unary,
+            Expression::Binary(OperatorName::Simple(ref op), _, _) => match *op {
+                S::DerefMember | S::Index => Prec::Postfix,
+                S::DerefMemberPtr => Prec::PtrMem,
+                S::Mul | S::Div | S::Rem => Prec::Multiplicative,
+                S::Add | S::Sub => Prec::Additive,
+                S::Shl | S::Shr => Prec::Shift,
+                S::Spaceship => Prec::Spaceship,
+                S::Less | S::Greater | S::LessEq | S::GreaterEq => Prec::Relational,
+                S::Eq | S::Ne => Prec::Equality,
+                S::BitAnd => Prec::And,
+                S::BitXor => Prec::Xor,
+                S::BitOr => Prec::Ior,
+                S::LogicalAnd => Prec::AndIf,
+                S::LogicalOr => Prec::OrIf,
+                S::Assign
+                | S::AddAssign
+                | S::SubAssign
+                | S::MulAssign
+                | S::DivAssign
+                | S::RemAssign
+                | S::BitAndAssign
+                | S::BitOrAssign
+                | S::BitXorAssign
+                | S::ShlAssign
+                | S::ShrAssign => Prec::Assign,
+                S::Comma => Prec::Comma,
+                _ => Prec::Default,
+            },
+            Expression::Binary(..) => Prec::Default,
+            Expression::Ternary(..) => Prec::Conditional,
+            Expression::Call(..)
+            | Expression::ConversionMany(..)
+            | Expression::ConversionBraced(..)
+            | Expression::DynamicCast(..)
+            | Expression::StaticCast(..)
+            | Expression::ConstCast(..)
+            | Expression::ReinterpretCast(..)
+            | Expression::Member(..)
+            | Expression::DerefMember(..) => Prec::Postfix,
+            Expression::ConversionOne(..) => Prec::Cast,
+            Expression::PointerToMember(..) => Prec::PtrMem,
+            Expression::Throw(_) | Expression::Rethrow => Prec::Assign,
+            _ => Prec::Primary,
+        }
+    }
+
+    /// PATCH: prints this expression as an operand of an operator of
+    /// precedence `prec`, in parentheses when it binds less tightly (LLVM's
+    /// `printAsOperand`).
+    fn demangle_as_operand<'subs, 'prev, 'ctx, W>(
+        &'subs self,
+        ctx: &'ctx mut DemangleContext<'subs, W>,
+        scope: Option<ArgScopeStack<'prev, 'subs>>,
+        prec: Prec,
+        strictly_worse: bool,
+    ) -> fmt::Result
+    where
+        W: 'subs + DemangleWrite,
+    {
+        let paren = self.precedence() as u8 >= prec as u8 + strictly_worse as u8;
+        if paren {
+            write!(ctx, "(")?;
+        }
+        self.demangle(ctx, scope)?;
+        if paren {
+            write!(ctx, ")")?;
+        }
+        Ok(())
+    }
+
     fn demangle_as_subexpr<'subs, 'prev, 'ctx, W>(
         &'subs self,
         ctx: &'ctx mut DemangleContext<'subs, W>,
@@ -7749,6 +7911,9 @@ where
         scope: Option<ArgScopeStack<'prev, 'subs>>,
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
+        // PATCH: a reference among the lambda's parameters must not collapse
+        // with a reference to the lambda's type outside (`'lambda'(int&)&&`).
+        inner_barrier!(ctx);
 
         ctx.is_lambda_arg = true;
         let r = self.demangle_args(ctx, scope);
@@ -7902,6 +8067,9 @@ impl WellKnownComponent {
 
 /// PATCH: prints `prefix`, the scope of `name`: a well-known component in full
 /// when `name` is a constructor or destructor (LLVM's expanded substitution).
+/// The scope never prints what is pending on the inner stack (a function's
+/// parameters, a qualifier): a scope that is a substituted nested name took
+/// them, printing `X::A(int)::f` for `X::A::f(int)`.
 fn demangle_scope_of<'subs, 'prev, 'ctx, W>(
     ctx: &'ctx mut DemangleContext<'subs, W>,
     scope: Option<ArgScopeStack<'prev, 'subs>>,
@@ -7915,7 +8083,10 @@ where
         (PrefixHandle::WellKnown(ref wk), UnqualifiedName::CtorDtor(..)) => {
             write!(ctx, "{}", wk.expanded())
         }
-        _ => prefix.demangle(ctx, scope),
+        _ => {
+            inner_barrier!(ctx);
+            prefix.demangle(ctx, scope)
+        }
     }
 }
 

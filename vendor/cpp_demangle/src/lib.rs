@@ -50,6 +50,10 @@ pub mod error;
 mod index_str;
 mod subs;
 
+// PATCH: tests of the patches (PATCHES.md).
+#[cfg(test)]
+mod patch_tests;
+
 use alloc::string::String;
 use alloc::vec::Vec;
 use ast::{Demangle, Parse, ParseContext};
