@@ -26,10 +26,17 @@ struct Row {
     line: u32,
 }
 
-/// The row covering `rva`. A row of length 0 covers nothing: clang writes empty ranges
-/// into inlinee annotations (`code 0x803, code end 0x803`) and two rows at one offset, the
-/// first empty; as llvm-symbolizer and samply, they are skipped.
+/// The procedure's line row covering `rva`; at an offset with two rows (the first empty,
+/// `20 00000000 ! 22 00000000`) the first, as llvm-symbolizer answers.
 fn row_at(rows: &[Row], rva: u32) -> Option<&Row> {
+    rows.iter()
+        .find(|r| r.start <= rva && rva - r.start < r.len.max(1))
+}
+
+/// An inline site's row covering `rva`. An empty range covers nothing: clang writes them
+/// into inlinee annotations (`code 0x803, code end 0x803`), where llvm-symbolizer and samply
+/// see no inlined frame.
+fn site_row_at(rows: &[Row], rva: u32) -> Option<&Row> {
     rows.iter()
         .find(|r| r.start <= rva && rva - r.start < r.len)
 }
@@ -463,14 +470,14 @@ impl PdbModule {
             .sites
             .iter()
             .enumerate()
-            .filter(|(_, s)| row_at(&s.rows, rva).is_some())
+            .filter(|(_, s)| site_row_at(&s.rows, rva).is_some())
             .max_by_key(|(i, _)| depth(&p.sites, *i))
             .map(|(i, _)| i);
         let mut inlines = Vec::new();
         let mut at = deepest;
         while let Some(i) = at {
             let site = &p.sites[i];
-            let r = row_at(&site.rows, rva);
+            let r = site_row_at(&site.rows, rva);
             inlines.push(InlineFrame {
                 function: self.names.get(site.name as usize).cloned(),
                 file: file(r),

@@ -508,10 +508,10 @@ impl<'a, 't, 's> NameFormatter<'a, 't, 's> {
         let mut it = dims.into_iter().peekable();
         while let Some(bytes) = it.next() {
             let next = it.peek().copied().unwrap_or(base_size);
-            if next != 0 {
-                write!(w, "[{}]", bytes / next)?;
-            } else {
-                w.push_str("[]");
+            // The base size can be zero (`struct A {}; void f(A x[10])`): no count then.
+            match bytes.checked_div(next) {
+                Some(n) => write!(w, "[{n}]")?,
+                None => w.push_str("[]"),
             }
         }
         Ok(())
