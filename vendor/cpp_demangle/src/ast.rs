@@ -7691,6 +7691,14 @@ where
             LocalName::Relative(ref encoding, Some(ref name), _) => {
                 encoding.demangle(ctx, scope)?;
                 write!(ctx, "::")?;
+                // PATCH: a template parameter in the local entity (a lambda's
+                // parameters) is the enclosing function's, as LLVM reads it.
+                let scope = match **encoding {
+                    Encoding::Function(ref f, _) => f
+                        .get_template_args(ctx.subs)
+                        .map_or(scope, |args| scope.push(args)),
+                    _ => scope,
+                };
                 name.demangle(ctx, scope)
             }
             LocalName::Relative(ref encoding, None, _) => {
@@ -7699,7 +7707,13 @@ where
                 write!(ctx, "::string literal")?;
                 Ok(())
             }
-            LocalName::Default(ref encoding, _, _) => encoding.demangle(ctx, scope),
+            // PATCH: an entity in a default argument (`Z <encoding> E d _ <name>`) is
+            // printed after its function, as LLVM does; upstream dropped it.
+            LocalName::Default(ref encoding, _, ref name) => {
+                encoding.demangle(ctx, scope)?;
+                write!(ctx, "::")?;
+                name.demangle(ctx, scope)
+            }
         };
         ctx.show_params = saved_show_params;
         ret

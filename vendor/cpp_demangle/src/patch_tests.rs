@@ -37,6 +37,7 @@ fn special_names_as_llvm_writes_them() {
 #[test]
 fn lambdas_and_unnamed_types_as_llvm_writes_them() {
     check(&[
+        ("_ZZ1fiEd_NKUlvE_clEv", "f(int)::'lambda'()::operator()() const"),
         ("_ZZ1fvENKUlvE_clEv", "f()::'lambda'()::operator()() const"),
         ("_ZZ1fvENKUlvE0_clEv", "f()::'lambda0'()::operator()() const"),
         ("_ZN1AUt_D1Ev", "A::'unnamed'::~()"),
