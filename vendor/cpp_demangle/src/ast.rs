@@ -175,6 +175,8 @@ struct ParseContextState {
     recursion_level: u32,
     // Whether or not we are currently parsing a conversion operator.
     in_conversion: bool,
+    // PATCH: whether we are parsing a lambda's parameter types.
+    in_lambda_sig: bool,
 }
 
 /// Common context needed when parsing.
@@ -235,6 +237,14 @@ impl ParseContext {
         state.in_conversion = in_conversion;
         self.state.set(state);
         previously_in_conversion
+    }
+
+    fn set_in_lambda_sig(&self, in_lambda_sig: bool) -> bool {
+        let mut state = self.state.get();
+        let previously = state.in_lambda_sig;
+        state.in_lambda_sig = in_lambda_sig;
+        self.state.set(state);
+        previously
     }
 }
 
@@ -1305,6 +1315,10 @@ macro_rules! define_handle {
                                      -> fmt::Result {
                 match *self {
                     $typename::WellKnown(ref comp) => comp.demangle(ctx, scope),
+                    // PATCH: a generic lambda's own parameter (see `mark_lambda_auto`).
+                    $typename::BackReference(idx) if ctx.subs.is_lambda_auto(idx) => {
+                        write!(ctx, "auto")
+                    }
                     $typename::BackReference(idx) => ctx.subs[idx].demangle(ctx, scope),
                     $(
                         $typename::$extra_variant(ref extra) => extra.demangle(ctx, scope),
@@ -3812,6 +3826,15 @@ impl Parse for TypeHandle {
 
         /// Insert the given type into the substitution table, and return a
         /// handle referencing the index in the table where it ended up.
+        /// PATCH: a template parameter written directly among a lambda's
+        /// parameter types is the generic lambda's own `auto` (LLVM's reading,
+        /// Itanium ABI 5.1.8), wherever it is substituted later.
+        fn mark_lambda_auto(subs: &mut SubstitutionTable, handle: &TypeHandle, yes: bool) {
+            if let (true, TypeHandle::BackReference(idx)) = (yes, handle) {
+                subs.mark_lambda_auto(*idx);
+            }
+        }
+
         fn insert_and_return_handle<'a, 'b>(
             ty: Type,
             subs: &'a mut SubstitutionTable,
@@ -3916,7 +3939,11 @@ impl Parse for TypeHandle {
             // <template-args>.
             if tail.peek() != Some(b'I') {
                 let ty = Type::TemplateParam(param);
-                return insert_and_return_handle(ty, subs, tail);
+                let lambda_auto = ctx.state.get().in_lambda_sig;
+                return insert_and_return_handle(ty, subs, tail).map(|(h, t)| {
+                    mark_lambda_auto(subs, &h, lambda_auto);
+                    (h, t)
+                });
             } else if ctx.in_conversion() {
                 // This may be <template-template-param> <template-args>.
                 // But if we're here for a conversion operator, that's only
@@ -3942,7 +3969,11 @@ impl Parse for TypeHandle {
                     _ => {
                         // Don't consume the TemplateArgs.
                         let ty = Type::TemplateParam(param);
-                        return insert_and_return_handle(ty, subs, tail);
+                        let lambda_auto = ctx.state.get().in_lambda_sig;
+                        return insert_and_return_handle(ty, subs, tail).map(|(h, t)| {
+                            mark_lambda_auto(subs, &h, lambda_auto);
+                            (h, t)
+                        });
                     }
                 }
             }
@@ -5502,9 +5533,17 @@ where
 
         ctx.push_demangle_node(DemangleNodeType::TemplateParam);
         // PATCH: a template parameter among a lambda's parameters is the
-        // enclosing template's argument, as LLVM prints it (libiberty: `auto:1`).
+        // enclosing template's argument, as LLVM prints it (libiberty: `auto:1`);
+        // with no enclosing template it is the generic lambda's own: `auto`.
         let ret = {
-            let arg = self.resolve(scope)?;
+            let arg = match self.resolve(scope) {
+                Ok(arg) => arg,
+                Err(_) if ctx.is_lambda_arg => {
+                    ctx.pop_demangle_node();
+                    return write!(ctx, "auto");
+                }
+                Err(e) => return Err(e),
+            };
             match (arg, ctx.pack_index) {
                 // PATCH: inside a pack expansion, a parameter naming a pack is
                 // the element being expanded; the first one met sets the size.
@@ -7909,7 +7948,10 @@ impl Parse for LambdaSig {
         let (types, tail) = if let Ok(tail) = consume(b"v", input) {
             (vec![], tail)
         } else {
-            one_or_more::<TypeHandle>(ctx, subs, input)?
+            let previously = ctx.set_in_lambda_sig(true);
+            let r = one_or_more::<TypeHandle>(ctx, subs, input);
+            ctx.set_in_lambda_sig(previously);
+            r?
         };
         Ok((LambdaSig(types), tail))
     }

@@ -38,6 +38,12 @@ fn special_names_as_llvm_writes_them() {
 fn lambdas_and_unnamed_types_as_llvm_writes_them() {
     check(&[
         ("_ZZ1fiEd_NKUlvE_clEv", "f(int)::'lambda'()::operator()() const"),
+        // g++ 12 and clang 19 for `call([](auto x) {...})` in a plain function.
+        ("_Z4callIZ5plainvEUlT_E_EiS0_", "int call<plain()::'lambda'(auto)>(auto)"),
+        (
+            "_ZZ5plainvENKUlT_E_clIiEEDaS_",
+            "auto plain()::'lambda'(auto)::operator()<int>(auto) const",
+        ),
         ("_ZZ1fvENKUlvE_clEv", "f()::'lambda'()::operator()() const"),
         ("_ZZ1fvENKUlvE0_clEv", "f()::'lambda0'()::operator()() const"),
         ("_ZN1AUt_D1Ev", "A::'unnamed'::~()"),

@@ -79,6 +79,8 @@ pub struct SubstitutionTable {
     // which are not candidates for substitution end up in this part of the
     // table. See `<prefix>` parsing for further details.
     non_substitutions: Vec<Substitutable>,
+    // PATCH: the entries that are a generic lambda's own `auto` parameter.
+    lambda_autos: Vec<usize>,
 }
 
 impl fmt::Debug for SubstitutionTable {
@@ -139,7 +141,20 @@ impl SubstitutionTable {
     /// `None` if the table is empty.
     pub fn pop(&mut self) -> Option<Substitutable> {
         log!("SubstitutionTable::pop @ {}: {:?}", self.len(), self.last());
-        self.substitutions.pop()
+        let popped = self.substitutions.pop();
+        let len = self.substitutions.len();
+        self.lambda_autos.retain(|&i| i < len);
+        popped
+    }
+
+    /// PATCH: entry `idx` is a generic lambda's own `auto` parameter.
+    pub fn mark_lambda_auto(&mut self, idx: usize) {
+        self.lambda_autos.push(idx);
+    }
+
+    /// PATCH: whether entry `idx` is a generic lambda's own `auto` parameter.
+    pub fn is_lambda_auto(&self, idx: usize) -> bool {
+        self.lambda_autos.contains(&idx)
     }
 
     /// Get the `idx`th entity that is not a candidate for substitution. Panics
@@ -160,6 +175,7 @@ impl FromIterator<Substitutable> for SubstitutionTable {
         SubstitutionTable {
             substitutions: Vec::from_iter(iter),
             non_substitutions: vec![],
+            lambda_autos: vec![],
         }
     }
 }
