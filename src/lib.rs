@@ -24,17 +24,18 @@ mod server;
 mod signals;
 mod store;
 
-/// What the fuzz targets (`fuzz/`) reach into; not an API. Everything else is private to
-/// the crate, so the compiler reports code nothing calls.
+/// What the fuzz targets (`fuzz/`) and the demangler's differential test
+/// (`tests/demangle.rs`, 100 000 names in one process) reach into; not an API. Everything
+/// else is private to the crate, so the compiler reports code nothing calls.
 #[doc(hidden)]
-pub mod fuzzing {
+pub mod internals {
     pub use crate::api::Api;
     pub use crate::debugid::DebugId;
     pub use crate::profile::read::{Want, read};
     pub use crate::profile::rewrite::{Replacements, rewrite};
     pub use crate::profile::scan::Input;
     pub use crate::resolve::breakpad::SymFile;
-    pub use crate::resolve::{Companion, LoadContext, Module, open};
+    pub use crate::resolve::{Companion, LoadContext, Module, demangle, open};
     pub use crate::store::SymbolStore;
     pub use crate::store::zip::ZipArchive;
 }

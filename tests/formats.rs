@@ -125,6 +125,12 @@ fn pe_and_pdb_cases_match() {
             ("0x27a0", FIRST_RANGE),
             ("0x2851", FIRST_RANGE),
             ("0x2a2c", FIRST_RANGE),
+            (
+                "0x2a3d",
+                "an inlined function of an anonymous namespace, named as dump_syms names it \
+                 (`anonymous namespace'::crash()); llvm-symbolizer prints MSVC's internal \
+                 ?A0xc3a0617d::crash",
+            ),
             ("0x2e15", FIRST_RANGE),
             ("0x2e78", FIRST_RANGE),
             ("0x2e7b", FIRST_RANGE),

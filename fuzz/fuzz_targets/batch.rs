@@ -7,7 +7,7 @@
 //! crash.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use profiler_symbol_server::fuzzing::{Companion, DebugId, LoadContext, Module, open};
+use profiler_symbol_server::internals::{Companion, DebugId, LoadContext, Module, open};
 use std::path::Path;
 
 /// The module at `path`, for whatever debug ID it has; `one_by_one`: every address

@@ -1,7 +1,7 @@
 //! Breakpad `.sym` indexing and lookups.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use profiler_symbol_server::fuzzing::SymFile;
+use profiler_symbol_server::internals::SymFile;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(sym) = SymFile::from_bytes(data.to_vec(), std::path::Path::new("fuzz.sym")) {

@@ -5,8 +5,8 @@
 //! module's error, and they are let through here; any other panic aborts.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use profiler_symbol_server::fuzzing::DebugId;
-use profiler_symbol_server::fuzzing::{Companion, LoadContext, open};
+use profiler_symbol_server::internals::DebugId;
+use profiler_symbol_server::internals::{Companion, LoadContext, open};
 use std::cell::RefCell;
 use std::path::Path;
 

@@ -1,9 +1,9 @@
 //! The profile reader and the CI rewriter on any text.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use profiler_symbol_server::fuzzing::{Want, read};
-use profiler_symbol_server::fuzzing::{Replacements, rewrite};
-use profiler_symbol_server::fuzzing::Input;
+use profiler_symbol_server::internals::{Want, read};
+use profiler_symbol_server::internals::{Replacements, rewrite};
+use profiler_symbol_server::internals::Input;
 
 fuzz_target!(|data: &[u8]| {
     let mut repl = Replacements::new();

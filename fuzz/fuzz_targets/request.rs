@@ -1,8 +1,8 @@
 //! The API's request parsing: any body to any endpoint gives an answer or an error.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use profiler_symbol_server::fuzzing::Api;
-use profiler_symbol_server::fuzzing::SymbolStore;
+use profiler_symbol_server::internals::Api;
+use profiler_symbol_server::internals::SymbolStore;
 
 fuzz_target!(|data: &[u8]| {
     let store = SymbolStore::new(Default::default());

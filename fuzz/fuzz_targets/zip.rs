@@ -1,7 +1,7 @@
 //! The zip reader: central directory, entries, zip64, inflate with its caps.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use profiler_symbol_server::fuzzing::ZipArchive;
+use profiler_symbol_server::internals::ZipArchive;
 
 fuzz_target!(|data: &[u8]| {
     let path = std::env::temp_dir().join(format!("pss-fuzz-{}.zip", std::process::id()));

@@ -315,7 +315,7 @@ impl SymFile {
         let (mut loc_file, mut loc_line) = (line_file, line_no);
         for inl in &inlines {
             frames.push(InlineFrame {
-                function: named(reader, &self.origins, Some(inl.origin)),
+                function: named(reader, &self.origins, Some(inl.origin)).map(demangled_text),
                 file: named(reader, &self.files, loc_file),
                 line: loc_line.filter(|&l| l != 0),
             });
@@ -353,13 +353,33 @@ impl SymFile {
             return None;
         }
         Some(Symbolized {
-            function: name.into(),
+            function: demangled(name).into(),
             function_offset: addr - paddr,
             function_size: None,
             file: None,
             line: None,
             inlines: Vec::new(),
         })
+    }
+}
+
+/// A name left mangled in a `.sym` (Itanium C++ or Rust: dump_syms keeps what it could not
+/// demangle, other tools write raw names) demangled as every other source's; anything else,
+/// MSVC names included (dump_syms demangles those itself), as the file has it.
+fn demangled_text(name: Text) -> Text {
+    if name.starts_with("_Z") || name.starts_with("_R") {
+        super::demangle(&name).into()
+    } else {
+        name
+    }
+}
+
+/// As [`demangled_text`], for an owned name.
+fn demangled(name: String) -> String {
+    if name.starts_with("_Z") || name.starts_with("_R") {
+        super::demangle(&name)
+    } else {
+        name
     }
 }
 
@@ -404,7 +424,7 @@ impl Block {
         let mut it = text.lines();
         let first = it.next()?.strip_prefix("FUNC ")?;
         let first = first.strip_prefix("m ").unwrap_or(first);
-        let name: Text = first.splitn(4, ' ').nth(3).unwrap_or("").into();
+        let name: Text = demangled(first.splitn(4, ' ').nth(3).unwrap_or("").to_string()).into();
         let mut block = Block {
             name,
             lines: Vec::new(),
@@ -600,6 +620,17 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
         let truncated = &SYM.as_bytes()[..SYM.find("FUNC 1000").unwrap() + 7];
         let s = SymFile::from_bytes(truncated.to_vec(), Path::new("x.sym"));
         assert!(s.is_err(), "a FUNC record cut short");
+    }
+
+    #[test]
+    fn names_left_mangled_are_demangled() {
+        // llvm-cxxfilt-19's answer; MSVC and plain names stay as the file has them.
+        assert_eq!(
+            demangled("_Z1fIJiiEEiDpOT_".into()),
+            "int f<int, int>(int&&, int&&)"
+        );
+        assert_eq!(demangled("?f@@YAXXZ".into()), "?f@@YAXXZ");
+        assert_eq!(demangled("main".into()), "main");
     }
 
     #[test]

@@ -15,6 +15,8 @@ use crate::resolve::{
     InlineFrame, LoadContext, LoadError, LoadErrorKind, Symbolized, Text, demangle,
 };
 
+use super::pdb_names::NameFormatter;
+
 /// A line-table row: `len` bytes from `start` (RVAs) come from `file`:`line`.
 #[derive(Debug, Clone, Copy)]
 struct Row {
@@ -24,9 +26,19 @@ struct Row {
     line: u32,
 }
 
+/// The procedure's line row covering `rva`; at an offset with two rows (the first empty,
+/// `20 00000000 ! 22 00000000`) the first, as llvm-symbolizer answers.
 fn row_at(rows: &[Row], rva: u32) -> Option<&Row> {
     rows.iter()
         .find(|r| r.start <= rva && rva - r.start < r.len.max(1))
+}
+
+/// An inline site's row covering `rva`. An empty range covers nothing: clang writes them
+/// into inlinee annotations (`code 0x803, code end 0x803`), where llvm-symbolizer and samply
+/// see no inlined frame.
+fn site_row_at(rows: &[Row], rva: u32) -> Option<&Row> {
+    rows.iter()
+        .find(|r| r.start <= rva && rva - r.start < r.len)
 }
 
 /// A site whose inlinee has no readable name: left without one in the answer (the
@@ -210,6 +222,11 @@ fn read_tables<S: pdb::Source<'static> + 'static>(
     let mut procs = Vec::new();
 
     let dbi = pdb.debug_information()?;
+    let ptr_size = match dbi.machine_type() {
+        Ok(pdb::MachineType::Amd64 | pdb::MachineType::Arm64 | pdb::MachineType::Ia64) => 8,
+        _ => 4,
+    };
+    let formatter = NameFormatter::new(&type_finder, &id_finder, &tpi, ptr_size);
     let mut infos = Vec::new();
     let mut module_by_name: HashMap<String, usize> = HashMap::new();
     let mut modules = dbi.modules()?;
@@ -293,7 +310,7 @@ fn read_tables<S: pdb::Source<'static> + 'static>(
                         Proc {
                             start: rva.0,
                             size: p.len,
-                            name: demangle(&p.name.to_string()).into(),
+                            name: proc_name(&formatter, &p).into(),
                             rows,
                             sites: Vec::new(),
                         },
@@ -309,7 +326,10 @@ fn read_tables<S: pdb::Source<'static> + 'static>(
                     let global = global_id(info, site.inlinee);
                     let name = match global {
                         Some(id) => *inlinee_names.entry(id).or_insert_with(|| {
-                            inlinee_name(&id_finder, &type_finder, id)
+                            let resolve = |i: pdb::IdIndex| global_id(info, i);
+                            formatter
+                                .id(id, &resolve)
+                                .or_else(|| inlinee_name(&id_finder, &type_finder, id))
                                 .map_or(NO_NAME, |n| names.get(&n))
                         }),
                         None => NO_NAME,
@@ -369,7 +389,20 @@ fn read_tables<S: pdb::Source<'static> + 'static>(
     })
 }
 
-/// The name of an inlined function: `Class::method` for member functions.
+/// A procedure's name as dump_syms writes it in FUNC records: with its arguments from its
+/// type (`ns::f(int, char const*)`); an MSVC-decorated name (`?f@@YAXH@Z`) demangled.
+fn proc_name(formatter: &NameFormatter<'_, '_, '_>, p: &pdb::ProcedureSymbol<'_>) -> String {
+    let raw = p.name.to_string();
+    if raw.starts_with('?') {
+        return demangle(&raw);
+    }
+    formatter
+        .function(&raw, p.type_index)
+        .unwrap_or_else(|| raw.into_owned())
+}
+
+/// The name of an inlined function without its arguments, `Class::method` for member
+/// functions: when its type cannot be formatted.
 fn inlinee_name(
     ids: &pdb::ItemFinder<'_, pdb::IdIndex>,
     types: &pdb::ItemFinder<'_, pdb::TypeIndex>,
@@ -437,14 +470,14 @@ impl PdbModule {
             .sites
             .iter()
             .enumerate()
-            .filter(|(_, s)| row_at(&s.rows, rva).is_some())
+            .filter(|(_, s)| site_row_at(&s.rows, rva).is_some())
             .max_by_key(|(i, _)| depth(&p.sites, *i))
             .map(|(i, _)| i);
         let mut inlines = Vec::new();
         let mut at = deepest;
         while let Some(i) = at {
             let site = &p.sites[i];
-            let r = row_at(&site.rows, rva);
+            let r = site_row_at(&site.rows, rva);
             inlines.push(InlineFrame {
                 function: self.names.get(site.name as usize).cloned(),
                 file: file(r),

@@ -1,0 +1,217 @@
+//! PDB answers against Mozilla dump_syms and llvm-symbolizer:
+//! - names: for every PDB of the corpus and of `fixtures/pdb-names` beside the `.sym`
+//!   dump_syms --inlines wrote for it, the address of each FUNC record is answered with
+//!   the FUNC's name (arguments from the type stream: `ns::f(int, char const*)`), and the
+//!   first address of each INLINE record has, at the record's depth, the INLINE_ORIGIN's
+//!   name;
+//! - empty inline ranges: clang writes zero-length ranges into inlinee annotations
+//!   (`code 0xBE, code end 0xBE`); at every offset of the iostream program's functions
+//!   (`fixtures/pdb-names/io.pdb`) the inline chain is llvm-symbolizer's, frame by frame
+//!   (names reduced, lines equal).
+//!
+//! Expected values come from the tools (scripts/make-pdb-name-fixtures,
+//! scripts/make-fixtures), never from our own output.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{Value, json};
+
+/// Answers `offsets` of module `pdb` (found in `dir`) through the query mode.
+fn frames(dir: &Path, pdb: &str, id: &str, offsets: &[u64]) -> Vec<Value> {
+    if offsets.is_empty() {
+        return Vec::new();
+    }
+    let request = json!({
+        "memoryMap": [[pdb, id]],
+        "stacks": [offsets.iter().map(|o| json!([0, o])).collect::<Vec<_>>()],
+    });
+    let dir = dir.display().to_string();
+    let v = query_stdin(&["--symbol-dir", &dir, "/symbolicate/v5"], &[], &request);
+    let key = format!("{pdb}/{id}");
+    assert_eq!(v["results"][0]["found_modules"][&key], json!(true), "{v}");
+    v["results"][0]["stacks"][0].as_array().unwrap().clone()
+}
+
+struct Sym {
+    id: String,
+    /// (rva, name) of each FUNC record.
+    funcs: Vec<(u64, String)>,
+    /// (first rva, depth, origin name) of each INLINE record.
+    inlines: Vec<(u64, usize, String)>,
+}
+
+fn parse_sym(path: &Path) -> Sym {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut id = String::new();
+    let mut origins = HashMap::new();
+    let mut funcs = Vec::new();
+    let mut raw_inlines = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.splitn(2, ' ').collect();
+        let rest = f.get(1).copied().unwrap_or("");
+        match f[0] {
+            "MODULE" => id = rest.split(' ').nth(2).unwrap().to_string(),
+            "INLINE_ORIGIN" => {
+                let (n, name) = rest.split_once(' ').unwrap();
+                origins.insert(n.to_string(), name.to_string());
+            }
+            "FUNC" => {
+                let rest = rest.strip_prefix("m ").unwrap_or(rest);
+                let p: Vec<&str> = rest.splitn(4, ' ').collect();
+                funcs.push((parse_hex(p[0]), p[3].to_string()));
+            }
+            "INLINE" => {
+                // INLINE depth call_line call_file origin rva size [rva size]...
+                let p: Vec<&str> = rest.split(' ').collect();
+                raw_inlines.push((parse_hex(p[4]), p[0].parse().unwrap(), p[3].to_string()));
+            }
+            _ => {}
+        }
+    }
+    let inlines = raw_inlines
+        .into_iter()
+        .map(|(rva, depth, o)| (rva, depth, origins[&o].clone()))
+        .collect();
+    Sym { id, funcs, inlines }
+}
+
+/// The PDBs with their dump_syms output: (folder of the PDB, PDB name, .sym).
+fn pdbs_with_sym(corpus: &Path) -> Vec<(PathBuf, String, PathBuf)> {
+    let mut out = Vec::new();
+    let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pdb-names");
+    for name in ["sig.pdb", "io.pdb"] {
+        let sym = own.join(name.replace(".pdb", ".sym"));
+        out.push((own.clone(), name.to_string(), sym));
+    }
+    let Ok(dirs) = std::fs::read_dir(corpus.join("breakpad")) else {
+        return out;
+    };
+    for d in dirs.flatten() {
+        let name = d.file_name().to_string_lossy().into_owned();
+        let pdb = corpus.join("pe").join(&name);
+        if !name.ends_with(".pdb") || !pdb.is_file() {
+            continue;
+        }
+        for id in std::fs::read_dir(d.path()).unwrap().flatten() {
+            for sym in std::fs::read_dir(id.path()).unwrap().flatten() {
+                out.push((corpus.join("pe"), name.clone(), sym.path()));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn names_as_dump_syms_writes_them() {
+    let mut differ = Vec::new();
+    let (mut funcs, mut inlines) = (0, 0);
+    for (dir, pdb, sym) in pdbs_with_sym(&corpus()) {
+        let s = parse_sym(&sym);
+        let offsets: Vec<u64> = s.funcs.iter().map(|f| f.0).collect();
+        for ((rva, want), got) in s.funcs.iter().zip(frames(&dir, &pdb, &s.id, &offsets)) {
+            funcs += 1;
+            if got["function"] != json!(want) {
+                differ.push(format!(
+                    "{pdb} FUNC {rva:#x}: {} for {want}",
+                    got["function"]
+                ));
+            }
+        }
+        let offsets: Vec<u64> = s.inlines.iter().map(|i| i.0).collect();
+        for ((rva, depth, want), got) in s.inlines.iter().zip(frames(&dir, &pdb, &s.id, &offsets)) {
+            inlines += 1;
+            let chain = got["inlines"].as_array().cloned().unwrap_or_default();
+            let frame = chain.len().checked_sub(depth + 1).map(|i| &chain[i]);
+            if frame.map(|f| &f["function"]) != Some(&json!(want)) {
+                differ.push(format!(
+                    "{pdb} INLINE depth {depth} at {rva:#x}: {} for {want}",
+                    frame.map_or(Value::Null, |f| f["function"].clone())
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "{} of {funcs} FUNC and {inlines} INLINE names differ from dump_syms'",
+        differ.len()
+    );
+    assert!(funcs > 0 && inlines > 0);
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn pdb_names_as_dump_syms_writes_them() {
+    names_as_dump_syms_writes_them();
+}
+
+#[test]
+fn pdb_names_as_dump_syms_writes_them_shared_corpus() {
+    with_shared_corpus(names_as_dump_syms_writes_them);
+}
+
+#[test]
+fn empty_inline_ranges_cover_nothing() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pdb-names");
+    let s = parse_sym(&dir.join("io.sym"));
+    let want: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("io.llvm-symbolizer.json")).unwrap())
+            .unwrap();
+    // Runs of offsets with one chain: every offset of each run is asked.
+    let want: Vec<(u64, &Value)> = want
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|run| {
+            let first = parse_hex(run["first"].as_str().unwrap());
+            let last = parse_hex(run["last"].as_str().unwrap());
+            (first..=last).map(move |o| (o, &run["frames"]))
+        })
+        .collect();
+    let offsets: Vec<u64> = want.iter().map(|w| w.0).collect();
+    let got = frames(&dir, "io.pdb", &s.id, &offsets);
+    let mut differ = Vec::new();
+    for ((offset, w), g) in want.iter().zip(&got) {
+        // Ours: inlines innermost first, then the function; llvm-symbolizer likewise.
+        let mut ours: Vec<(String, u64)> = g["inlines"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| {
+                (
+                    f["function"].as_str().unwrap_or("").to_string(),
+                    f["line"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect();
+        ours.push((
+            g["function"].as_str().unwrap_or("").to_string(),
+            g["line"].as_u64().unwrap_or(0),
+        ));
+        let theirs: Vec<(String, u64)> = w
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f[0].as_str().unwrap().to_string(), f[1].as_u64().unwrap()))
+            .collect();
+        let same = ours.len() == theirs.len()
+            && ours
+                .iter()
+                .zip(&theirs)
+                .all(|(o, t)| o.1 == t.1 && name_matches(&o.0, &[t.0.as_str()]));
+        if !same {
+            differ.push(format!(
+                "{offset:#x}: ours {ours:?}, llvm-symbolizer {theirs:?}"
+            ));
+        }
+    }
+    eprintln!(
+        "{} of {} offsets differ from llvm-symbolizer",
+        differ.len(),
+        offsets.len()
+    );
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

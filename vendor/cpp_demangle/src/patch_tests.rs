@@ -1,0 +1,154 @@
+//! Tests of the patches (see PATCHES.md): each expected string is what
+//! `llvm-cxxfilt` (LLVM 19) prints for the name, with `> >` for `>>`.
+
+use super::{DemangleOptions, Symbol};
+use alloc::string::String;
+
+fn demangle(name: &str) -> String {
+    Symbol::new(name.as_bytes())
+        .and_then(|s| {
+            s.demangle_with_options(&DemangleOptions::default())
+                .map_err(|_| crate::error::Error::Overflow)
+        })
+        .unwrap_or_else(|_| String::from("<error>"))
+}
+
+fn check(cases: &[(&str, &str)]) {
+    for (mangled, llvm) in cases {
+        assert_eq!(demangle(mangled), *llvm, "{mangled}");
+    }
+}
+
+#[test]
+fn special_names_as_llvm_writes_them() {
+    check(&[
+        ("_ZTV1A", "vtable for A"),
+        ("_ZTT1A", "VTT for A"),
+        ("_ZThn8_N1A1fEv", "non-virtual thunk to A::f()"),
+        ("_ZTv0_n24_N1A1fEv", "virtual thunk to A::f()"),
+        ("_ZTcv0_n24_h8_N1A1fEv", "covariant return thunk to A::f()"),
+        ("_ZTC1B0_1A", "construction vtable for A-in-B"),
+        ("_ZGR1a_", "reference temporary for a"),
+        ("_ZTH1a", "thread-local initialization routine for a"),
+        ("_ZTW1a", "thread-local wrapper routine for a"),
+    ]);
+}
+
+#[test]
+fn lambdas_and_unnamed_types_as_llvm_writes_them() {
+    check(&[
+        ("_ZZ1fiEd_NKUlvE_clEv", "f(int)::'lambda'()::operator()() const"),
+        // g++ 12 and clang 19 for `call([](auto x) {...})` in a plain function.
+        ("_Z4callIZ5plainvEUlT_E_EiS0_", "int call<plain()::'lambda'(auto)>(auto)"),
+        (
+            "_ZZ5plainvENKUlT_E_clIiEEDaS_",
+            "auto plain()::'lambda'(auto)::operator()<int>(auto) const",
+        ),
+        ("_ZZ1fvENKUlvE_clEv", "f()::'lambda'()::operator()() const"),
+        ("_ZZ1fvENKUlvE0_clEv", "f()::'lambda0'()::operator()() const"),
+        ("_ZN1AUt_D1Ev", "A::'unnamed'::~()"),
+        ("_ZN1AUt0_C2Ev", "A::'unnamed0'::()"),
+    ]);
+}
+
+#[test]
+fn pack_expansions_apply_the_pattern_to_each_element() {
+    check(&[
+        ("_Z1fIJiiEEiDpOT_", "int f<int, int>(int&&, int&&)"),
+        (
+            "_Z1gIJRKiiEEvDpOT_",
+            "void g<int const&, int>(int const&, int&&)",
+        ),
+        (
+            "_Z1fIJZ1gvEUlRiE_EEvDpOT_",
+            "void f<g()::'lambda'(int&)>(g()::'lambda'(int&)&&)",
+        ),
+        ("_Z1fIJiiEEvDpPFvDpT_E", "void f<int, int>(void (*)(int, int)...)"),
+    ]);
+}
+
+#[test]
+fn empty_packs_print_nothing() {
+    check(&[
+        ("_Z1fIJEEvDpOT_", "void f<>()"),
+        ("_ZN1AIiJEE1fEv", "A<int>::f()"),
+        ("_Z1hIJEEvN1AIiJDpT_EEE", "void h<>(A<int>)"),
+    ]);
+}
+
+#[test]
+fn templated_constructors_keep_their_first_parameter() {
+    check(&[("_ZN1SC2IiEEiT_", "S::S<int>(int, int)")]);
+}
+
+#[test]
+fn a_substituted_scope_takes_nothing_pending() {
+    check(&[
+        ("_Z1fN1X1AERKNS0_1BE", "f(X::A, X::A::B const&)"),
+        ("_Z1fN1X1AEPFS0_iE", "f(X::A, X::A (*)(int))"),
+        (
+            "_Z1fIXadL_ZNK1X1A6createEvEEEvv",
+            "void f<&X::A::create() const>()",
+        ),
+    ]);
+}
+
+#[test]
+fn standard_abbreviations_as_llvm_writes_them() {
+    check(&[
+        ("_ZNSi3getEv", "std::istream::get()"),
+        ("_ZTISo", "typeinfo for std::ostream"),
+        ("_ZTSSd", "typeinfo name for std::iostream"),
+        (
+            "_ZNSsC1Ev",
+            "std::basic_string<char, std::char_traits<char>, std::allocator<char> >::basic_string()",
+        ),
+        (
+            "_ZNSoD0Ev",
+            "std::basic_ostream<char, std::char_traits<char> >::~basic_ostream()",
+        ),
+    ]);
+}
+
+#[test]
+fn template_param_declarations_are_skipped() {
+    check(&[
+        ("_Z1fITnDaLi1EEvv", "void f<1>()"),
+        ("_Z1fITyiEvv", "void f<int>()"),
+    ]);
+}
+
+#[test]
+fn spacing_as_llvm_writes_it() {
+    check(&[
+        ("_Z1fM1AFPFvlEiE", "f(void (* (A::*)(int))(long))"),
+        ("_Z1fPFM1AFvlEiE", "f(void (A::* (*)(int))(long))"),
+        ("_ZlsIiEvRSoT_", "void operator<<<int>(std::ostream&, int)"),
+    ]);
+}
+
+#[test]
+fn expressions_as_llvm_writes_them() {
+    check(&[
+        (
+            "_Z1fIiEN9enable_ifIXntsr7is_sameIT_vEE5valueEvE4typeEv",
+            "enable_if<!is_same<int, void>::value, void>::type f<int>()",
+        ),
+        ("_Z1fIiEDTclL_Z1gEfp_EET_", "decltype(g(fp)) f<int>(int)"),
+        (
+            "_Z1fIiEDTneclsr3stdE7declvalIT_EELi0EES0_",
+            "decltype(std::declval<int>() != 0) f<int>(int)",
+        ),
+    ]);
+}
+
+#[test]
+fn nested_pack_expansions_are_bounded() {
+    // Each level prints its pattern once per element: 10^12 without the cap.
+    let mut pattern = String::from("T_");
+    for _ in 0..12 {
+        pattern = alloc::format!("PFvDp{pattern}E");
+    }
+    let name = alloc::format!("_Z1fIJiiiiiiiiiiEEvDp{pattern}");
+    assert_eq!(demangle(&name), "<error>");
+}
