@@ -55,28 +55,74 @@ fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// Why a dyld shared cache, or one of its images, cannot be read.
+#[derive(Debug)]
+pub enum DyldError {
+    /// The main file cannot be read.
+    Read(std::io::Error),
+    /// The main file is no dyld shared cache.
+    NotACache(object::Error),
+    /// The header names a subcache file outside the cache's folder.
+    BadSuffix(String),
+    /// A subcache file beside the main one is missing or unreadable.
+    Subcache {
+        path: PathBuf,
+        err: std::io::Error,
+    },
+    /// The cache's structures are invalid.
+    Invalid(object::Error),
+    NoImage(usize),
+    /// An image is not valid Mach-O.
+    InvalidImage {
+        index: usize,
+        err: object::Error,
+    },
+    NoUuid,
+    NoCode,
+}
+
+impl std::fmt::Display for DyldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DyldError::Read(e) => write!(f, "{e}"),
+            DyldError::NotACache(e) => write!(f, "not a dyld shared cache: {e}"),
+            DyldError::BadSuffix(s) => write!(f, "its header names a subcache suffix {s:?}"),
+            DyldError::Subcache { path, err } => write!(
+                f,
+                "its subcache {} cannot be read ({err}); a cache copied from a Mac needs every file beside it",
+                path.display()
+            ),
+            DyldError::Invalid(e) => write!(f, "invalid dyld cache: {e}"),
+            DyldError::NoImage(i) => write!(f, "no image {i}"),
+            DyldError::InvalidImage { index, err } => {
+                write!(f, "image {index}: invalid Mach-O in the cache: {err}")
+            }
+            DyldError::NoUuid => f.write_str("the image has no LC_UUID"),
+            DyldError::NoCode => f.write_str("the image has no code bytes in the cache"),
+        }
+    }
+}
+
 impl DyldCache {
     /// Maps the main file at `path` and the subcache files its header names beside it
     /// (`PATH.01`…, or `.1`… before macOS 13, and `PATH.symbols`), and indexes its images.
-    pub fn open(path: &Path) -> Result<DyldCache, String> {
-        let main = Rc::new(FileBytes::open(path).map_err(|e| e.to_string())?);
+    pub fn open(path: &Path) -> Result<DyldCache, DyldError> {
+        let main = Rc::new(FileBytes::open(path).map_err(DyldError::Read)?);
         let suffixes = ObjectCache::<object::Endianness>::subcache_suffixes(&**main)
-            .map_err(|e| format!("not a dyld shared cache: {e}"))?;
+            .map_err(DyldError::NotACache)?;
         let mut files = vec![main];
         let mut has_symbols_file = false;
         for suffix in &suffixes {
             // Suffixes come from the file: one with a separator could point elsewhere.
             if suffix.contains('/') || suffix.contains('\\') || suffix.contains("..") {
-                return Err(format!("its header names a subcache suffix {suffix:?}"));
+                return Err(DyldError::BadSuffix(suffix.clone()));
             }
             let mut sub = path.as_os_str().to_owned();
             sub.push(suffix);
             let sub = PathBuf::from(sub);
-            let data = FileBytes::open(&sub).map_err(|e| {
-                format!(
-                    "its subcache {} cannot be read ({e}); a cache copied from a Mac needs every file beside it",
-                    sub.display()
-                )
+            let data = FileBytes::open(&sub).map_err(|err| DyldError::Subcache {
+                path: sub.clone(),
+                err,
             })?;
             files.push(Rc::new(data));
             has_symbols_file = suffix == ".symbols";
@@ -99,9 +145,9 @@ impl DyldCache {
         Ok(cache)
     }
 
-    fn parse(&self) -> Result<ObjectCache<'_>, String> {
+    fn parse(&self) -> Result<ObjectCache<'_>, DyldError> {
         let subs: Vec<&[u8]> = self.files[1..].iter().map(|f| &***f).collect();
-        ObjectCache::parse(&**self.files[0], &subs).map_err(|e| format!("invalid dyld cache: {e}"))
+        ObjectCache::parse(&**self.files[0], &subs).map_err(DyldError::Invalid)
     }
 
     /// How many images the cache lists.
@@ -141,15 +187,15 @@ impl DyldCache {
     }
 
     /// The debug ID of image `index` (its `LC_UUID` + `0`).
-    pub fn image_id(&self, index: usize) -> Result<String, String> {
+    pub fn image_id(&self, index: usize) -> Result<String, DyldError> {
         let cache = self.parse()?;
         let file = parse_image(&cache, index)?;
-        super::debug_id(&file).ok_or_else(|| "the image has no LC_UUID".to_string())
+        super::debug_id(&file).ok_or(DyldError::NoUuid)
     }
 
     /// Reads image `index` like a stripped Mach-O, shown as `shown`.
     pub fn load(&self, index: usize, shown: &Path) -> Result<NativeModule, LoadError> {
-        let err = |e: String| LoadError::new(LoadErrorKind::ParseError, shown, e);
+        let err = |e: DyldError| LoadError::new(LoadErrorKind::ParseError, shown, e);
         let cache = self.parse().map_err(err)?;
         let file = parse_image(&cache, index).map_err(err)?;
         let base = text_vmaddr(&file);
@@ -179,7 +225,7 @@ impl DyldCache {
     }
 
     /// The code sections of image `index`, for disassembly.
-    pub fn code(&self, index: usize) -> Result<ImageCode, String> {
+    pub fn code(&self, index: usize) -> Result<ImageCode, DyldError> {
         let cache = self.parse()?;
         let file = parse_image(&cache, index)?;
         let base = text_vmaddr(&file);
@@ -199,7 +245,7 @@ impl DyldCache {
                 sections.push((start, bytes.len() as u64, at));
             }
         }
-        let data = data.ok_or_else(|| "the image has no code bytes in the cache".to_string())?;
+        let data = data.ok_or(DyldError::NoCode)?;
         Ok(ImageCode {
             arch: file.architecture(),
             data,
@@ -334,14 +380,11 @@ fn local_symbols_of(
     Some(out)
 }
 
-fn parse_image<'d>(cache: &ObjectCache<'d>, index: usize) -> Result<object::File<'d>, String> {
-    let image = cache
-        .images()
-        .nth(index)
-        .ok_or_else(|| format!("no image {index}"))?;
+fn parse_image<'d>(cache: &ObjectCache<'d>, index: usize) -> Result<object::File<'d>, DyldError> {
+    let image = cache.images().nth(index).ok_or(DyldError::NoImage(index))?;
     image
         .parse_object()
-        .map_err(|e| format!("image {index}: invalid Mach-O in the cache: {e}"))
+        .map_err(|err| DyldError::InvalidImage { index, err })
 }
 
 fn text_vmaddr(file: &object::File<'_>) -> u64 {
