@@ -89,6 +89,21 @@ fn peak_kb(server: &Server) -> u64 {
 }
 
 /// Asks for the bomb's offsets; the answer's frames and module errors, and the peak.
+/// Asks `b`'s offsets; every frame must be named the one 20 000-byte name, within the
+/// memory bound.
+fn every_frame_is_the_long_name(b: &Bomb) {
+    let (frames, errors, peak) = ask(b);
+    let want = long_name(20_000);
+    for f in &frames {
+        assert!(
+            f["function"].as_str() == Some(&*want),
+            "{} {errors}",
+            f["frame"]
+        );
+    }
+    assert!(peak < MAX_PEAK_KB, "peak RSS {} MiB", peak >> 10);
+}
+
 fn ask(b: &Bomb) -> (Vec<Value>, String, u64) {
     let server = Server::start_in(
         Path::new(&b.dir),
@@ -122,16 +137,7 @@ fn long_name(len: usize) -> String {
 #[test]
 fn one_name_for_every_symbol_costs_it_once_elf() {
     let b = make("names-elf", "elf", "bomb.so", &[]);
-    let (frames, errors, peak) = ask(&b);
-    let want = long_name(20_000);
-    for f in &frames {
-        assert!(
-            f["function"].as_str() == Some(&*want),
-            "{} {errors}",
-            f["frame"]
-        );
-    }
-    assert!(peak < MAX_PEAK_KB, "peak RSS {} MiB", peak >> 10);
+    every_frame_is_the_long_name(&b);
 }
 
 /// Distinct names (each symbol a suffix of a 24 000-byte string: 288 MB of names from a
@@ -154,32 +160,14 @@ fn names_past_the_cap_are_a_module_error_elf() {
 #[test]
 fn one_name_for_every_symbol_costs_it_once_macho() {
     let b = make("names-macho", "macho", "bomb.dylib", &[]);
-    let (frames, errors, peak) = ask(&b);
-    let want = long_name(20_000);
-    for f in &frames {
-        assert!(
-            f["function"].as_str() == Some(&*want),
-            "{} {errors}",
-            f["frame"]
-        );
-    }
-    assert!(peak < MAX_PEAK_KB, "peak RSS {} MiB", peak >> 10);
+    every_frame_is_the_long_name(&b);
 }
 
 /// A DLL (no PDB) with 100 000 exported names that are one string.
 #[test]
 fn one_name_for_every_export_costs_it_once_pe() {
     let b = make("names-pe", "pe", "bomb.dll", &[]);
-    let (frames, errors, peak) = ask(&b);
-    let want = long_name(20_000);
-    for f in &frames {
-        assert!(
-            f["function"].as_str() == Some(&*want),
-            "{} {errors}",
-            f["frame"]
-        );
-    }
-    assert!(peak < MAX_PEAK_KB, "peak RSS {} MiB", peak >> 10);
+    every_frame_is_the_long_name(&b);
 }
 
 /// The fixture dyld cache whose `.symbols` file gives libfoo 100 000 more local symbols
@@ -260,16 +248,7 @@ fn breakpad_inlined_frames_naming_one_name_cost_it_once() {
 #[test]
 fn a_sidecar_holds_each_string_once() {
     let b = make("names-sidecar", "sidecar", "bomb.so", &[]);
-    let (frames, errors, peak) = ask(&b);
-    let want = long_name(20_000);
-    for f in &frames {
-        assert!(
-            f["function"].as_str() == Some(&*want),
-            "{} {errors}",
-            f["frame"]
-        );
-    }
-    assert!(peak < MAX_PEAK_KB, "peak RSS {} MiB", peak >> 10);
+    every_frame_is_the_long_name(&b);
 }
 
 /// The sidecar's caps: a string over 1 MiB is an error of the sidecar, not memory.

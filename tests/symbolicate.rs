@@ -627,26 +627,36 @@ fn hex_left(profile: &Value) -> usize {
 /// with a warning; both say how many stayed unresolved and why.
 #[test]
 fn presymbolicated_only_when_every_address_got_a_name() {
+    // `symbolicate [-q]` of the example profile with `missing` addresses in a lib that
+    // is nowhere (and the example's own lib unless `!with_example`): exit code, stderr,
+    // the output, and how many addresses the input asked.
+    let case = |name: &str, with_example: bool, missing: usize, quiet: bool| {
+        let dir = scratch(name);
+        let input = example_with_missing_lib(&dir, with_example, missing);
+        let out = dir.join("out.json");
+        let mut args = vec!["symbolicate"];
+        if quiet {
+            args.push("-q");
+        }
+        args.extend([input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let got: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        let src: Value = serde_json::from_slice(&std::fs::read(&input).unwrap()).unwrap();
+        (o.status.code(), err, got, hex_left(&src))
+    };
+    let unflagged = |got: &Value| {
+        assert!(
+            got["meta"].get("presymbolicated").is_none(),
+            "{}",
+            got["meta"]
+        )
+    };
+
     // Every lib missing: outputs written as they are, no flag, exit 3.
-    let dir = scratch("ci-nothing-resolved");
-    let input = example_with_missing_lib(&dir, false, 2);
-    let out = dir.join("out.json");
-    let o = run(&[
-        "symbolicate",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    let got: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    assert!(
-        got["meta"].get("presymbolicated").is_none(),
-        "{}",
-        got["meta"]
-    );
-    let src: Value = serde_json::from_slice(&std::fs::read(&input).unwrap()).unwrap();
-    let asked = hex_left(&src);
+    let (code, err, got, asked) = case("ci-nothing-resolved", false, 2, false);
+    assert_eq!(code, Some(3), "{err}");
+    unflagged(&got);
     assert_eq!(hex_left(&got), asked);
     assert!(
         err.contains(&format!(
@@ -657,35 +667,14 @@ fn presymbolicated_only_when_every_address_got_a_name() {
         "{err}"
     );
     // The same with -q: the error is still said.
-    let o = run(&[
-        "symbolicate",
-        "-q",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
+    let (code, err, _, _) = case("ci-nothing-resolved-quiet", false, 2, true);
+    assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("stayed unresolved"), "{err}");
 
     // One lib found, one missing: its addresses named, the rest left, no flag, exit 0.
-    let dir = scratch("ci-partly-resolved");
-    let input = example_with_missing_lib(&dir, true, 2);
-    let out = dir.join("out.json");
-    let o = run(&[
-        "symbolicate",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    ok(&o);
-    let err = String::from_utf8_lossy(&o.stderr);
-    let got: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    assert!(
-        got["meta"].get("presymbolicated").is_none(),
-        "{}",
-        got["meta"]
-    );
+    let (code, err, got, _) = case("ci-partly-resolved", true, 2, false);
+    assert_eq!(code, Some(0), "{err}");
+    unflagged(&got);
     assert_eq!(hex_left(&got), 2);
     assert!(
         err.contains("warning: 2 of ") && err.contains("(libgone.so: 2, no symbols found)"),
@@ -693,19 +682,9 @@ fn presymbolicated_only_when_every_address_got_a_name() {
     );
 
     // Only the found lib: complete, so marked.
-    let dir = scratch("ci-fully-resolved");
-    let input = example_with_missing_lib(&dir, true, 0);
-    let out = dir.join("out.json");
-    let o = run(&[
-        "symbolicate",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    ok(&o);
-    let err = String::from_utf8_lossy(&o.stderr);
+    let (code, err, got, _) = case("ci-fully-resolved", true, 0, false);
+    assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("unresolved"), "{err}");
-    let got: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(got["meta"]["presymbolicated"], json!(true));
     assert_eq!(hex_left(&got), 0);
 }
