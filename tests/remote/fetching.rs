@@ -246,17 +246,7 @@ fn debuginfod_adds_dwarf_to_a_local_binary_without_it() {
     }
     let dir = scratch("remote-debuginfod-local");
     let elf = build_elf(&dir);
-    let stripped = dir.join("stripped/remote_prog");
-    std::fs::create_dir_all(stripped.parent().unwrap()).unwrap();
-    run(Command::new("objcopy")
-        .arg("--strip-debug")
-        .arg(&elf.binary)
-        .arg(&stripped));
-    let di_root = dir.join("root");
-    let di_dir = di_root.join("buildid").join(&elf.build_id);
-    std::fs::create_dir_all(&di_dir).unwrap();
-    std::fs::copy(&elf.binary, di_dir.join("debuginfo")).unwrap();
-    let debuginfod = Fake::start(files_handler(di_root));
+    let (stripped, debuginfod) = stripped_with_debuginfod(&dir, &elf);
     let profile = dir.join("profile.json");
     write_profile(
         &profile,

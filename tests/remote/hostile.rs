@@ -139,18 +139,6 @@ pub(crate) fn eviction_removes_only_files_this_program_fetched() {
     assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 1);
 }
 
-/// The Breakpad ID the profile gives a module with this GNU build ID (SPEC section 5).
-pub(crate) fn breakpad_id_of(build_id: &str) -> String {
-    let mut b: Vec<u8> = (0..32)
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&build_id[i..i + 2], 16).unwrap())
-        .collect();
-    b[0..4].reverse();
-    b[4..6].reverse();
-    b[6..8].reverse();
-    b.iter().map(|x| format!("{x:02X}")).collect::<String>() + "0"
-}
-
 #[test]
 pub(crate) fn files_in_the_debuginfod_cache_that_fail_verification_are_removed_only_if_ours() {
     if !have_curl() {

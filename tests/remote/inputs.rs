@@ -109,15 +109,7 @@ pub(crate) fn build_elf(dir: &Path) -> Elf {
         .unwrap()
         .trim()
         .to_string();
-    // SPEC section 5: first 16 bytes, fields 0-3, 4-5, 6-7 byte-swapped, age 0.
-    let mut b: Vec<u8> = (0..32)
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&build_id[i..i + 2], 16).unwrap())
-        .collect();
-    b[0..4].reverse();
-    b[4..6].reverse();
-    b[6..8].reverse();
-    let breakpad_id: String = b.iter().map(|x| format!("{x:02X}")).collect::<String>() + "0";
+    let breakpad_id = breakpad_id_of(&build_id);
     let nm = run(Command::new("nm").arg("--defined-only").arg(&binary));
     let mut frames = Vec::new();
     for f in ["remote_square", "remote_sum", "main"] {
@@ -200,4 +192,33 @@ pub(crate) fn partial_files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// The Breakpad ID the profile gives a module with this GNU build ID (SPEC section 5:
+/// first 16 bytes, fields 0-3, 4-5, 6-7 byte-swapped, age 0).
+pub(crate) fn breakpad_id_of(build_id: &str) -> String {
+    let mut b: Vec<u8> = (0..32)
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&build_id[i..i + 2], 16).unwrap())
+        .collect();
+    b[0..4].reverse();
+    b[4..6].reverse();
+    b[6..8].reverse();
+    b.iter().map(|x| format!("{x:02X}")).collect::<String>() + "0"
+}
+
+/// A stripped copy of `elf`'s binary (`DIR/stripped/remote_prog`) and a fake debuginfod
+/// serving the unstripped one by its build ID.
+pub(crate) fn stripped_with_debuginfod(dir: &Path, elf: &Elf) -> (PathBuf, Fake) {
+    let stripped = dir.join("stripped/remote_prog");
+    std::fs::create_dir_all(stripped.parent().unwrap()).unwrap();
+    run(Command::new("objcopy")
+        .arg("--strip-debug")
+        .arg(&elf.binary)
+        .arg(&stripped));
+    let di_root = dir.join("root");
+    let di_dir = di_root.join("buildid").join(&elf.build_id);
+    std::fs::create_dir_all(&di_dir).unwrap();
+    std::fs::copy(&elf.binary, di_dir.join("debuginfo")).unwrap();
+    (stripped, Fake::start(files_handler(di_root)))
 }

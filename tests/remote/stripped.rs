@@ -404,17 +404,7 @@ pub(crate) fn sources_are_never_served_for_downloaded_debug_files() {
     let mut text = std::fs::read_to_string(&source_file).unwrap();
     text.push_str(&format!("// {secret}\n"));
     std::fs::write(&source_file, &text).unwrap();
-    let stripped = dir.join("stripped/remote_prog");
-    std::fs::create_dir_all(stripped.parent().unwrap()).unwrap();
-    run(Command::new("objcopy")
-        .arg("--strip-debug")
-        .arg(&elf.binary)
-        .arg(&stripped));
-    let di_root = dir.join("root");
-    let di_dir = di_root.join("buildid").join(&elf.build_id);
-    std::fs::create_dir_all(&di_dir).unwrap();
-    std::fs::copy(&elf.binary, di_dir.join("debuginfo")).unwrap();
-    let debuginfod = Fake::start(files_handler(di_root));
+    let (stripped, debuginfod) = stripped_with_debuginfod(&dir, &elf);
     let env = [
         ("XDG_CACHE_HOME", dir.join("cache").display().to_string()),
         (
