@@ -18,7 +18,7 @@ use object::{Object, ObjectSymbol};
 
 use crate::resolve::bytes::FileBytes;
 use crate::resolve::dwarf::{DwarfResolver, Found};
-use crate::resolve::section::{Budget, endian_of, section_data};
+use crate::resolve::section::{Budget, DebugDataError, endian_of, section_data};
 use crate::resolve::{Companion, LoadContext, LoadError, LoadErrorKind, Symbolized};
 
 /// A function of the binary, from its `N_FUN` pair.
@@ -314,17 +314,39 @@ impl DebugMap {
     }
 }
 
-fn parse(l: &Located) -> Result<Parsed, String> {
-    let data = Rc::new(FileBytes::open(&l.path).map_err(|e| e.to_string())?);
+/// Why a debug map's object file cannot be read (its functions stay unnamed by it).
+#[derive(Debug)]
+enum ObjectError {
+    Read(std::io::Error),
+    NoMember(String),
+    Invalid(object::Error),
+    Dwarf(DebugDataError),
+    NoDwarf,
+}
+
+impl std::fmt::Display for ObjectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ObjectError::Read(e) => write!(f, "{e}"),
+            ObjectError::NoMember(name) => write!(f, "no member {name} in the archive"),
+            ObjectError::Invalid(e) => write!(f, "invalid object file: {e}"),
+            ObjectError::Dwarf(e) => write!(f, "{e}"),
+            ObjectError::NoDwarf => f.write_str("no DWARF in the object file"),
+        }
+    }
+}
+
+fn parse(l: &Located) -> Result<Parsed, ObjectError> {
+    let data = Rc::new(FileBytes::open(&l.path).map_err(ObjectError::Read)?);
     let bytes: &[u8] = match &l.member {
         None => &data,
         Some(name) => {
             ar_member(&data, name)
-                .ok_or_else(|| format!("no member {name} in the archive"))?
+                .ok_or_else(|| ObjectError::NoMember(name.clone()))?
                 .1
         }
     };
-    let file = object::File::parse(bytes).map_err(|e| format!("invalid object file: {e}"))?;
+    let file = object::File::parse(bytes).map_err(ObjectError::Invalid)?;
     let symbols = file
         .symbols()
         .filter(|s| s.is_definition())
@@ -338,7 +360,7 @@ fn parse(l: &Located) -> Result<Parsed, String> {
         &l.path,
         budget.clone(),
     )
-    .map_err(|e| e.to_string())?
-    .ok_or("no DWARF in the object file")?;
+    .map_err(ObjectError::Dwarf)?
+    .ok_or(ObjectError::NoDwarf)?;
     Ok(Parsed { dwarf, symbols })
 }
