@@ -41,10 +41,17 @@ fn has_debug_info(file: &object::File<'_>) -> bool {
 }
 
 pub fn text_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
+    // A 32-bit ARM function's symbol has its low bit set when it is Thumb code; the code
+    // starts at the even address.
+    let mask = if file.architecture() == object::Architecture::Arm {
+        !1
+    } else {
+        !0
+    };
     file.symbols()
         .chain(file.dynamic_symbols())
         .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0 && s.is_definition())
-        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        .filter_map(|s| Some((s.address() & mask, s.size(), s.name().ok()?.to_string())))
         .collect()
 }
 
