@@ -119,7 +119,9 @@ fn arm_one(dec: &InstDecoder, rest: &[u8], pc: u64) -> (usize, String, Option<u6
         Ok(inst) if inst.opcode != Opcode::Invalid && (word >> 20) & 0xff == 0x30 => {
             format_inst(&inst, target).replacen("mov", "movw", 1)
         }
-        Ok(inst) if inst.opcode != Opcode::Invalid => format_inst(&inst, target),
+        Ok(inst) if inst.opcode != Opcode::Invalid => {
+            llvm_aliases(format_inst(&inst, target), (word >> 25) & 7 == 0b010)
+        }
         // The hints yaxpeax leaves undecoded (`nop` is padding between ARM functions).
         _ if word & 0x0fff_ff00 == 0x0320_f000 && word & 0xff < 5 => {
             let hint = ["nop", "yield", "wfe", "wfi", "sev"][(word & 0xff) as usize];
@@ -172,7 +174,11 @@ fn thumb_one(
                     inst.s = false;
                 }
             }
-            let text = format_inst(&inst, target);
+            let mut text = llvm_aliases(format_inst(&inst, target), wide);
+            // BL has only a 32-bit encoding: LLVM writes no `.w`.
+            if let Some(rest) = text.strip_prefix("bl.w ") {
+                text = format!("bl {rest}");
+            }
             // yaxpeax writes MOVW (T3: 11110 i 10 0 1 0 0 imm4) as `mov`.
             if wide && hw1 & 0xfbf0 == 0xf240 {
                 text.replacen("mov", "movw", 1)
@@ -280,6 +286,45 @@ fn format_inst(inst: &Instruction, target: Option<u64>) -> String {
     }
     out.push_str(rest);
     rename_registers(&out)
+}
+
+/// Two spellings of LLVM's that yaxpeax does not use: a MOV of a shifted register is the
+/// shift (`lsl r0, r0, #4`), and a push or pop of one register that is encoded as a
+/// single STR/LDR (`single_transfer`: ARM's load/store word, any 32-bit Thumb one) is that
+/// STR/LDR.
+fn llvm_aliases(text: String, single_transfer: bool) -> String {
+    let Some((mnemonic, operands)) = text.split_once(' ') else {
+        return text;
+    };
+    if let Some(suffix) = mnemonic.strip_prefix("mov") {
+        let parts: Vec<&str> = operands.split(", ").collect();
+        if let [rd, rm, shift] = parts[..]
+            && let Some((kind, amount)) = shift.split_once(' ')
+            && matches!(kind, "lsl" | "lsr" | "asr" | "ror")
+        {
+            let amount = if amount.starts_with(|c: char| c.is_ascii_digit()) {
+                format!("#{amount}")
+            } else {
+                amount.to_string()
+            };
+            return format!("{kind}{suffix} {rd}, {rm}, {amount}");
+        }
+    }
+    if single_transfer
+        && let Some(reg) = operands
+            .strip_prefix('{')
+            .and_then(|o| o.strip_suffix('}'))
+            .filter(|r| !r.contains(','))
+    {
+        let base = mnemonic.trim_end_matches(".w");
+        if let Some(cond) = base.strip_prefix("push") {
+            return format!("str{cond} {reg}, [sp, #-0x4]!");
+        }
+        if let Some(cond) = base.strip_prefix("pop") {
+            return format!("ldr{cond} {reg}, [sp], #4");
+        }
+    }
+    text
 }
 
 fn rename_registers(text: &str) -> String {
@@ -565,6 +610,59 @@ mod tests {
         assert_eq!(llvm_float(vfp_expand(0x70)), "1.000000e+00");
         assert_eq!(llvm_float(vfp_expand(0x60)), "5.000000e-01");
         assert_eq!(llvm_float(vfp_expand(0x0c)), "3.500000e+00");
+    }
+
+    #[test]
+    fn modes_targets_and_data() {
+        // Thumb `bl` to itself, `bx lr`; ARM `bl` to itself; a literal pool word and a
+        // 2-byte tail of data.
+        let code = [
+            0xff, 0xf7, 0xfe, 0xff, 0x70, 0x47, 0, 0, 0xfe, 0xff, 0xff, 0xeb, 0x78, 0x56, 0x34,
+            0x12, 0xaa, 0xbb,
+        ];
+        let modes = [
+            (0x1000, Mode::Thumb),
+            (0x1008, Mode::Arm),
+            (0x100c, Mode::Data),
+        ];
+        let got: Vec<(u64, String, Option<u64>)> =
+            disassemble(&code, 0x1000, code.len() as u64, &modes)
+                .into_iter()
+                .map(|d| (d.offset, d.text, d.target))
+                .collect();
+        assert_eq!(got[0], (0, "bl 0x1000".into(), Some(0x1000)));
+        assert_eq!(got[1].0, 4);
+        assert_eq!(got[1].1, "bx lr");
+        assert_eq!(got[3], (8, "bl 0x1008".into(), Some(0x1008)));
+        assert_eq!(got[4], (12, ".word 0x12345678".into(), None));
+        assert_eq!(got[5], (16, ".short 0xbbaa".into(), None));
+        assert_eq!(got.len(), 6);
+    }
+
+    #[test]
+    fn any_bytes_decode_without_panic_and_in_order() {
+        // Pseudo-random bytes in every mode: offsets strictly increase and stay in range.
+        let mut x: u32 = 0x1234_5678;
+        let code: Vec<u8> = (0..4096)
+            .map(|_| {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (x >> 24) as u8
+            })
+            .collect();
+        for modes in [
+            vec![(0, Mode::Thumb)],
+            vec![(0, Mode::Arm)],
+            vec![
+                (0, Mode::Thumb),
+                (1001, Mode::Arm),
+                (2003, Mode::Data),
+                (3001, Mode::Thumb),
+            ],
+        ] {
+            let got = disassemble(&code, 0, code.len() as u64, &modes);
+            assert!(got.windows(2).all(|w| w[0].offset < w[1].offset));
+            assert!(got.iter().all(|d| d.offset < code.len() as u64));
+        }
     }
 
     #[test]
