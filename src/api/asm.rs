@@ -175,7 +175,8 @@ impl Api {
             )
         })?;
         let size = size.min(code.len() as u64);
-        let mut instructions = disasm::disassemble(file.arch, code, req.start, size);
+        let mut instructions =
+            disasm::disassemble(file.arch, code, req.start, size, &file.arm_modes);
         // Names of branch targets, in one ascending pass like a symbolication request.
         if let Some(m) = &module {
             let mut targets: Vec<u64> = instructions.iter().filter_map(|i| i.target).collect();

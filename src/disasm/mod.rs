@@ -2,8 +2,11 @@
 //! are module offsets throughout (the decoders are told the module offset of the first
 //! byte), so branch targets and PC-relative operands come out as module offsets too.
 
+mod arm32;
 mod arm64;
 mod x86;
+
+pub use arm32::Mode as ArmMode;
 
 /// The architectures `/asm/v1` decodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,6 +14,8 @@ pub enum Arch {
     X86_64,
     I686,
     Aarch64,
+    /// 32-bit ARM: ARM and Thumb-2 code.
+    Arm,
 }
 
 impl Arch {
@@ -20,13 +25,14 @@ impl Arch {
             Arch::X86_64 => "x86_64",
             Arch::I686 => "i686",
             Arch::Aarch64 => "aarch64",
+            Arch::Arm => "arm",
         }
     }
 
     pub fn syntax(self) -> &'static str {
         match self {
             Arch::X86_64 | Arch::I686 => "Intel",
-            Arch::Aarch64 => "ARM",
+            Arch::Aarch64 | Arch::Arm => "ARM",
         }
     }
 
@@ -35,6 +41,7 @@ impl Arch {
             object::Architecture::X86_64 => Some(Arch::X86_64),
             object::Architecture::I386 => Some(Arch::I686),
             object::Architecture::Aarch64 => Some(Arch::Aarch64),
+            object::Architecture::Arm => Some(Arch::Arm),
             _ => None,
         }
     }
@@ -53,9 +60,17 @@ pub struct Decoded {
 
 /// Decodes the instructions that start in the first `len` bytes of `code`, whose first
 /// byte is at module offset `start`. `code` may run on past `len` so that the last
-/// instruction is decoded whole.
-pub fn disassemble(arch: Arch, code: &[u8], start: u64, len: u64) -> Vec<Decoded> {
+/// instruction is decoded whole. `arm_modes` says which bytes of 32-bit ARM code are ARM,
+/// Thumb or data (sorted by module offset; other architectures ignore it).
+pub fn disassemble(
+    arch: Arch,
+    code: &[u8],
+    start: u64,
+    len: u64,
+    arm_modes: &[(u64, ArmMode)],
+) -> Vec<Decoded> {
     match arch {
+        Arch::Arm => arm32::disassemble(code, start, len, arm_modes),
         Arch::X86_64 => x86::disassemble(64, code, start, len),
         Arch::I686 => x86::disassemble(32, code, start, len),
         Arch::Aarch64 => arm64::disassemble(code, start, len),
@@ -76,7 +91,7 @@ mod tests {
     use super::*;
 
     fn texts(arch: Arch, code: &[u8], start: u64) -> Vec<(u64, String, Option<u64>)> {
-        disassemble(arch, code, start, code.len() as u64)
+        disassemble(arch, code, start, code.len() as u64, &[])
             .into_iter()
             .map(|d| (d.offset, d.text, d.target))
             .collect()
@@ -116,7 +131,7 @@ mod tests {
 
     #[test]
     fn instructions_past_the_range_are_not_decoded() {
-        let got = disassemble(Arch::X86_64, &[0x55, 0x48, 0x89, 0xe5, 0xc3], 0, 2);
+        let got = disassemble(Arch::X86_64, &[0x55, 0x48, 0x89, 0xe5, 0xc3], 0, 2, &[]);
         assert_eq!(got.len(), 2);
         assert_eq!(got[1].text, "mov rbp, rsp");
     }

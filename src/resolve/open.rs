@@ -141,6 +141,8 @@ pub struct Code {
     pub data: Rc<FileBytes>,
     pub arch: crate::disasm::Arch,
     pub sections: Vec<(u64, u64, usize)>,
+    /// 32-bit ARM: where ARM code, Thumb code and data start (module offsets, sorted).
+    pub arm_modes: Vec<(u64, crate::disasm::ArmMode)>,
 }
 
 /// Opens the binary at `path` for its code if it is the module with debug ID `debug_id`
@@ -218,12 +220,59 @@ pub fn open_code(
         // A `.debug` file or a dSYM: the IDs match, but the code is not there.
         return Err("no code bytes in it (a debug-only file)".to_string());
     }
+    let arm_modes = if arch == crate::disasm::Arch::Arm {
+        arm_modes(&file, base)
+    } else {
+        Vec::new()
+    };
     drop(file);
     Ok(Code {
         data,
         arch,
         sections,
+        arm_modes,
     })
+}
+
+/// Which bytes of a 32-bit ARM ELF file are ARM code, Thumb code or data: its mapping
+/// symbols (`$a`, `$t`, `$d`, optionally followed by `.` and anything) when it has them;
+/// else (a stripped library: only `.dynsym` is left) its function symbols, Thumb when the
+/// address has its low bit set. Module offsets, sorted.
+fn arm_modes(file: &object::File<'_>, base: u64) -> Vec<(u64, crate::disasm::ArmMode)> {
+    use crate::disasm::ArmMode;
+    use object::{ObjectSymbol, SymbolKind};
+    let mut mapping = Vec::new();
+    for sym in file.symbols() {
+        let Ok(name) = sym.name() else { continue };
+        let kind = name.split_once('.').map_or(name, |(k, _)| k);
+        let mode = match kind {
+            "$a" => ArmMode::Arm,
+            "$t" => ArmMode::Thumb,
+            "$d" => ArmMode::Data,
+            _ => continue,
+        };
+        if let Some(at) = sym.address().checked_sub(base) {
+            mapping.push((at, mode));
+        }
+    }
+    if mapping.is_empty() {
+        for sym in file.symbols().chain(file.dynamic_symbols()) {
+            if sym.kind() != SymbolKind::Text || sym.address() == 0 {
+                continue;
+            }
+            let mode = if sym.address() & 1 == 1 {
+                ArmMode::Thumb
+            } else {
+                ArmMode::Arm
+            };
+            if let Some(at) = (sym.address() & !1).checked_sub(base) {
+                mapping.push((at, mode));
+            }
+        }
+    }
+    mapping.sort_by_key(|m| m.0);
+    mapping.dedup_by_key(|m| m.0);
+    mapping
 }
 
 /// The address module offsets count from (SPEC section 5): the first segment's of an ELF

@@ -22,6 +22,8 @@ pub struct CodeFile {
     data: Rc<FileBytes>,
     /// (module offset, length, offset in `data`) of each section holding code.
     sections: Vec<(u64, u64, usize)>,
+    /// 32-bit ARM: where ARM code, Thumb code and data start (module offsets, sorted).
+    pub arm_modes: Vec<(u64, crate::disasm::ArmMode)>,
 }
 
 impl CodeFile {
@@ -51,6 +53,7 @@ impl CodeFile {
             arch,
             data: code.data,
             sections: code.sections,
+            arm_modes: Vec::new(),
         })
     }
 }
@@ -78,5 +81,6 @@ fn open(path: &Path, query: &CodeQuery<'_>) -> Result<CodeFile, String> {
         arch: code.arch,
         data: code.data,
         sections: code.sections,
+        arm_modes: code.arm_modes,
     })
 }

@@ -48,6 +48,13 @@ fn has_debug_info(file: &object::File<'_>) -> bool {
 /// are held once in `names`; the reading stops when a cap of `names` is passed.
 pub fn text_symbols(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
     names.new_file();
+    // A 32-bit ARM function's symbol has its low bit set when it is Thumb code; the code
+    // starts at the even address.
+    let mask = if file.architecture() == object::Architecture::Arm {
+        !1
+    } else {
+        !0
+    };
     let mut out = Vec::new();
     let mut labels = Vec::new();
     let tables =
@@ -62,7 +69,7 @@ pub fn text_symbols(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
         let place = name_place(file, s.index(), dynamic);
         if s.kind() == SymbolKind::Text {
             if let Some(name) = names.intern_at(place, || s.name().ok()) {
-                out.push((s.address(), s.size(), name));
+                out.push((s.address() & mask, s.size(), name));
             }
         } else if s.kind() == SymbolKind::Unknown
             && in_code_section(file, s.section())
