@@ -13,6 +13,39 @@ use crate::store::codefile::{self, CodeQuery};
 /// code is already some 10 MB of JSON.
 pub const MAX_SIZE: u64 = 1 << 20;
 
+/// Why no instructions are answered: the message of the 200 `{"error": …}` answer.
+#[derive(Debug)]
+pub enum AsmError {
+    /// More bytes than one answer disassembles.
+    TooBig(u64),
+    /// No binary with the module's code: why each candidate was passed over.
+    NoBinary { module: String, why: Vec<String> },
+    /// The address is in no code section of the binary found.
+    NotInCode {
+        start: u64,
+        path: std::path::PathBuf,
+    },
+}
+
+impl std::fmt::Display for AsmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AsmError::TooBig(size) => write!(
+                f,
+                "{size:#x} bytes asked for; at most {MAX_SIZE:#x} are disassembled at once"
+            ),
+            AsmError::NoBinary { module, why } => {
+                write!(f, "no binary with the code of {module}: {}", why.join("; "))
+            }
+            AsmError::NotInCode { start, path } => write!(
+                f,
+                "{start:#x} is not in a code section of {}",
+                path.display()
+            ),
+        }
+    }
+}
+
 /// An `/asm/v1` request, checked.
 pub struct AsmRequest {
     debug_name: Option<String>,
@@ -108,7 +141,7 @@ impl Api {
     }
 
     /// `/asm/v1`: `Err` carries the message of a 200 `{"error": …}` answer.
-    pub(super) fn asm(&mut self, req: &AsmRequest) -> Result<Value, String> {
+    pub(super) fn asm(&mut self, req: &AsmRequest) -> Result<Value, AsmError> {
         let debug_name = req.debug_name();
         let lib = self.asm_lib(req).known();
         // The symbol side (function ends, target names): the same store as
@@ -128,9 +161,7 @@ impl Api {
             size = size.max(end.saturating_sub(req.start));
         }
         if size > MAX_SIZE {
-            return Err(format!(
-                "{size:#x} bytes asked for; at most {MAX_SIZE:#x} are disassembled at once"
-            ));
+            return Err(AsmError::TooBig(size));
         }
         let unique = self.store.code_candidates(
             debug_name,
@@ -159,20 +190,17 @@ impl Api {
                     Ok(f) => f,
                     Err(more) => {
                         why.extend(more);
-                        return Err(format!(
-                            "no binary with the code of {debug_name}: {}",
-                            why.join("; ")
-                        ));
+                        return Err(AsmError::NoBinary {
+                            module: debug_name.to_string(),
+                            why,
+                        });
                     }
                 }
             }
         };
-        let code = file.code_at(req.start).ok_or_else(|| {
-            format!(
-                "{:#x} is not in a code section of {}",
-                req.start,
-                file.path.display()
-            )
+        let code = file.code_at(req.start).ok_or_else(|| AsmError::NotInCode {
+            start: req.start,
+            path: file.path.clone(),
         })?;
         let size = size.min(code.len() as u64);
         let mut instructions =

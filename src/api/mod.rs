@@ -365,7 +365,7 @@ impl Api {
                 .unwrap_or_else(|e| json!({ "error": e.to_string() })),
             Request::Asm(req) => self
                 .asm(req)
-                .unwrap_or_else(|message| json!({ "error": message })),
+                .unwrap_or_else(|e| json!({ "error": e.to_string() })),
         };
         value.to_string().into_bytes().into()
     }

@@ -145,6 +145,41 @@ pub struct Code {
     pub arm_modes: Vec<(u64, crate::disasm::ArmMode)>,
 }
 
+/// Why a file holds no code of the module asked for (`/asm/v1` says it per candidate).
+#[derive(Debug)]
+pub enum CodeError {
+    Read(std::io::Error),
+    NotObject,
+    /// A universal file without the member asked for.
+    Member(String),
+    Parse(object::Error),
+    /// Another build of the module.
+    OtherBuild {
+        found: String,
+        wanted: String,
+    },
+    /// An architecture the disassemblers do not decode.
+    Arch(object::Architecture),
+    /// A debug-only file (`.debug`, dSYM): the IDs match, the code is not there.
+    NoCode,
+}
+
+impl std::fmt::Display for CodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CodeError::Read(e) => write!(f, "{e}"),
+            CodeError::NotObject => f.write_str("not an object file"),
+            CodeError::Member(m) => f.write_str(m),
+            CodeError::Parse(e) => write!(f, "cannot parse: {e}"),
+            CodeError::OtherBuild { found, wanted } => {
+                write!(f, "its debug ID is {found}, the request is for {wanted}")
+            }
+            CodeError::Arch(a) => write!(f, "{a:?} code is not disassembled"),
+            CodeError::NoCode => f.write_str("no code bytes in it (a debug-only file)"),
+        }
+    }
+}
+
 /// Opens the binary at `path` for its code if it is the module with debug ID `debug_id`
 /// or code ID `code_id` (a debug-only file is refused: it has no code bytes). The same
 /// recognition and IDs as [`open`], from the same parsers.
@@ -152,9 +187,9 @@ pub fn open_code(
     path: &Path,
     debug_id: Option<&str>,
     code_id: Option<&str>,
-) -> Result<Code, String> {
-    let data = Rc::new(FileBytes::open(path).map_err(|e| e.to_string())?);
-    let kind = object::FileKind::parse(&**data).map_err(|_| "not an object file".to_string())?;
+) -> Result<Code, CodeError> {
+    let data = Rc::new(FileBytes::open(path).map_err(CodeError::Read)?);
+    let kind = object::FileKind::parse(&**data).map_err(|_| CodeError::NotObject)?;
     let member: &[u8] = match kind {
         object::FileKind::MachOFat32 | object::FileKind::MachOFat64 => {
             // The member whose UUID is the debug ID (the code ID is the same UUID).
@@ -170,11 +205,12 @@ pub fn open_code(
                 verbose: false,
                 one_by_one: false,
             };
-            macho::select(&data, &DebugId::new(&want), &ctx).map_err(|e| e.message)?
+            macho::select(&data, &DebugId::new(&want), &ctx)
+                .map_err(|e| CodeError::Member(e.message))?
         }
         _ => &data,
     };
-    let file = object::File::parse(member).map_err(|e| format!("cannot parse: {e}"))?;
+    let file = object::File::parse(member).map_err(CodeError::Parse)?;
     let (found_debug, found_code) = match kind {
         object::FileKind::Elf32 | object::FileKind::Elf64 => elf::identify(&file),
         object::FileKind::Pe32 | object::FileKind::Pe64 => (
@@ -192,13 +228,13 @@ pub fn open_code(
     let same_code =
         matches!((found_code.as_deref(), code_id), (Some(f), Some(w)) if f.eq_ignore_ascii_case(w));
     if !same_debug && !same_code {
-        return Err(format!(
-            "its debug ID is {found_debug}, the request is for {}",
-            debug_id.or(code_id).unwrap_or("?")
-        ));
+        return Err(CodeError::OtherBuild {
+            found: found_debug,
+            wanted: debug_id.or(code_id).unwrap_or("?").to_string(),
+        });
     }
     let arch = crate::disasm::Arch::from_object(file.architecture())
-        .ok_or_else(|| format!("{:?} code is not disassembled", file.architecture()))?;
+        .ok_or(CodeError::Arch(file.architecture()))?;
     let base = image_base(&file);
     // Where `member` starts in the file (a fat Mach-O's member lies inside it).
     let member_at = member.as_ptr() as usize - data.as_ptr() as usize;
@@ -218,7 +254,7 @@ pub fn open_code(
         .collect();
     if sections.is_empty() {
         // A `.debug` file or a dSYM: the IDs match, but the code is not there.
-        return Err("no code bytes in it (a debug-only file)".to_string());
+        return Err(CodeError::NoCode);
     }
     let arm_modes = if arch == crate::disasm::Arch::Arm {
         arm_modes(&file, base)

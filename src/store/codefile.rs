@@ -3,6 +3,7 @@
 //! is the requested module by debug ID or code ID (through the formats' one entry,
 //! [`crate::resolve::open::open_code`]).
 
+use crate::resolve::open::CodeError;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -45,9 +46,8 @@ impl CodeFile {
     pub fn from_image(
         path: PathBuf,
         code: crate::resolve::macho::dyld::ImageCode,
-    ) -> Result<CodeFile, String> {
-        let arch = Arch::from_object(code.arch)
-            .ok_or_else(|| format!("{:?} code is not disassembled", code.arch))?;
+    ) -> Result<CodeFile, CodeError> {
+        let arch = Arch::from_object(code.arch).ok_or(CodeError::Arch(code.arch))?;
         Ok(CodeFile {
             path,
             arch,
@@ -74,7 +74,7 @@ pub fn find(paths: &[PathBuf], query: &CodeQuery<'_>) -> Result<CodeFile, Vec<St
     Err(why)
 }
 
-fn open(path: &Path, query: &CodeQuery<'_>) -> Result<CodeFile, String> {
+fn open(path: &Path, query: &CodeQuery<'_>) -> Result<CodeFile, CodeError> {
     let code = crate::resolve::open::open_code(path, query.debug_id, query.code_id)?;
     Ok(CodeFile {
         path: path.to_path_buf(),
