@@ -323,7 +323,9 @@ impl SymFile {
             let s = usize::try_from(f.start).ok()?;
             let len = usize::try_from(f.len).ok()?;
             let text = lossy(data.get(s..s.checked_add(len)?)?);
-            state.block = Some((j, Block::parse(&text)?));
+            // The last block's vectors are reused: their capacity is there already.
+            let old = state.block.take().map(|(_, b)| b);
+            state.block = Some((j, Block::parse(&text, old)?));
             // A fault maps up to 16 pages around the one read: count at least that.
             state.parsed += len.max(64 << 10);
             if state.parsed >= RELEASE_EVERY {
@@ -473,45 +475,108 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
+/// Each byte's value as a hex digit, 16 for bytes that are none.
+static HEX_DIGIT: [u8; 256] = {
+    let mut t = [16u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+impl Fields<'_> {
+    /// Moves past the field that ends at byte `end` of what is left (a space or the end).
+    fn skip_to(&mut self, end: usize) {
+        self.0 = self.0.and_then(|rest| rest.get(end + 1..));
+    }
+
+    /// The next field read as [`hex`] reads it, in the same pass that finds its end: None
+    /// after the last field, `Some(None)` for a field that is no number.
+    fn next_hex(&mut self) -> Option<Option<u64>> {
+        let b = self.0?.as_bytes();
+        let from = usize::from(b.first() == Some(&b'+'));
+        let (mut v, mut ok, mut i) = (0u64, true, from);
+        while let Some(&c) = b.get(i).filter(|&&c| c != b' ') {
+            let d = HEX_DIGIT[usize::from(c)];
+            // A digit pushed out of the top (v >= 2^60 before the shift) is an overflow.
+            ok &= d < 16 && v >> 60 == 0;
+            v = v << 4 | u64::from(d & 15);
+            i += 1;
+        }
+        self.skip_to(i);
+        Some((ok && i > from).then_some(v))
+    }
+
+    /// Likewise for [`dec`].
+    fn next_dec(&mut self) -> Option<Option<u32>> {
+        let b = self.0?.as_bytes();
+        let from = usize::from(b.first() == Some(&b'+'));
+        let (mut v, mut ok, mut i) = (0u32, true, from);
+        while let Some(&c) = b.get(i).filter(|&&c| c != b' ') {
+            let d = c.wrapping_sub(b'0');
+            match v.checked_mul(10).and_then(|v| v.checked_add(u32::from(d))) {
+                Some(n) if d < 10 => v = n,
+                _ => ok = false,
+            }
+            i += 1;
+        }
+        self.skip_to(i);
+        Some((ok && i > from).then_some(v))
+    }
+}
+
 impl Block {
-    fn parse(text: &str) -> Option<Block> {
+    fn parse(text: &str, reuse: Option<Block>) -> Option<Block> {
         // The lines as `str::lines` gives them: split after each `\n`, a `\r` before it
         // dropped, no empty line after a final `\n`.
         let bytes = text.as_bytes();
         let mut at = 0usize;
+        let mut ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
         let mut it = std::iter::from_fn(|| {
+            let end = ends.next()?;
             if at >= bytes.len() {
                 return None;
             }
-            let start = at;
-            let line = match memchr::memchr(b'\n', &bytes[start..]) {
-                Some(i) => {
-                    at = start + i + 1;
-                    let l = &text[start..start + i];
-                    l.strip_suffix('\r').unwrap_or(l)
-                }
-                None => {
-                    at = bytes.len();
-                    &text[start..]
-                }
-            };
-            Some(line)
+            let line = &text[at..end];
+            at = end + 1;
+            Some(if end < bytes.len() {
+                line.strip_suffix('\r').unwrap_or(line)
+            } else {
+                line
+            })
         });
         let first = it.next()?.strip_prefix("FUNC ")?;
         let first = first.strip_prefix("m ").unwrap_or(first);
         let name: Text = first.splitn(4, ' ').nth(3).unwrap_or("").into();
-        let mut block = Block {
-            name,
-            lines: Vec::new(),
-            inlines: Vec::new(),
-            ranges: Vec::new(),
+        let mut block = match reuse {
+            Some(mut b) => {
+                b.name = name;
+                b.lines.clear();
+                b.inlines.clear();
+                b.ranges.clear();
+                b
+            }
+            None => Block {
+                name,
+                lines: Vec::new(),
+                inlines: Vec::new(),
+                ranges: Vec::new(),
+            },
         };
         for l in it {
             if l.as_bytes().first() == Some(&b'I')
                 && let Some(rest) = l.strip_prefix("INLINE ")
             {
                 let mut f = Fields(Some(rest));
-                let mut num = || f.next().and_then(dec);
+                let mut num = || f.next_dec().flatten();
                 let (Some(depth), Some(call_line), Some(call_file), Some(origin)) =
                     (num(), num(), num(), num())
                 else {
@@ -520,7 +585,8 @@ impl Block {
                 // Past the four numbers, every field that is hex counts, in pairs.
                 let first = block.ranges.len();
                 let mut pending = None;
-                for n in Fields(Some(rest)).skip(4).filter_map(hex) {
+                while let Some(n) = f.next_hex() {
+                    let Some(n) = n else { continue };
                     match pending.take() {
                         None => pending = Some(n),
                         Some(a) => block.ranges.push((a, n)),
@@ -536,9 +602,9 @@ impl Block {
             } else {
                 let mut f = Fields(Some(l));
                 if let (Some(a), Some(s), Some(line), Some(file)) = (
-                    f.next().and_then(hex),
-                    f.next().and_then(hex),
-                    f.next().and_then(dec),
+                    f.next_hex().flatten(),
+                    f.next_hex().flatten(),
+                    f.next_dec().flatten(),
                     f.next().and_then(|s| dec(s.trim_end())),
                 ) {
                     block.lines.push(Line {
@@ -668,7 +734,21 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
         ] {
             assert_eq!(hex(s), u64::from_str_radix(s, 16).ok(), "{s:?}");
             assert_eq!(dec(s), s.parse::<u32>().ok(), "{s:?}");
+            // The one-pass readers: the same value, and the fields after it.
+            for tail in ["", " 7", " x y", " "] {
+                let line = format!("{s}{tail}");
+                let first = line.split(' ').next().unwrap();
+                let rest: Vec<&str> = line.split(' ').skip(1).collect();
+                let mut f = Fields(Some(&line));
+                assert_eq!(f.next_hex(), Some(hex(first)), "{line:?}");
+                assert_eq!(f.collect::<Vec<_>>(), rest, "{line:?}");
+                let mut f = Fields(Some(&line));
+                assert_eq!(f.next_dec(), Some(dec(first)), "{line:?}");
+                assert_eq!(f.collect::<Vec<_>>(), rest, "{line:?}");
+            }
         }
+        assert_eq!(Fields(Some("")).next_hex(), Some(None));
+        assert_eq!(Fields(None).next_hex(), None);
     }
 
     #[test]
