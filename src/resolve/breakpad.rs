@@ -752,6 +752,36 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
     }
 
     #[test]
+    fn crlf_lines_blocks_ended_by_any_record_and_a_last_line_without_end() {
+        let text = "MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 t\r\n\
+FILE 0 /src/a.c\r\n\
+INLINE_ORIGIN 0 helper\r\n\
+FUNC 1000 20 0 f\r\n\
+INLINE 0 7 0 0 1008 8\r\n\
+1000 10 3 0\r\n\
+1010 10 4 0\r\n\
+STACK CFI INIT 1000 20 .cfa: $rsp 8 +\r\n\
+1018 8 99 0\r\n\
+PUBLIC 2000 0 p";
+        let s = SymFile::from_bytes(text.as_bytes().to_vec(), Path::new("t.sym")).unwrap();
+        assert_eq!(s.debug_id, "0123456789ABCDEF0123456789ABCDEF0");
+        let r = s.lookup_sorted(&[0x1009, 0x1018, 0x2004]);
+        let a = r[0].as_ref().unwrap();
+        assert_eq!(
+            (&*a.function, a.file.as_deref(), a.line),
+            ("f", Some("/src/a.c"), Some(7))
+        );
+        let i = &a.inlines[0];
+        assert_eq!(
+            (i.function.as_deref(), i.file.as_deref(), i.line),
+            (Some("helper"), Some("/src/a.c"), Some(3))
+        );
+        // The line record after the STACK record is no longer f's.
+        assert_eq!(r[1].as_ref().unwrap().line, Some(4));
+        assert_eq!(&*r[2].as_ref().unwrap().function, "p");
+    }
+
+    #[test]
     fn bad_files_are_errors() {
         assert!(SymFile::from_bytes(b"hello\n".to_vec(), Path::new("x.sym")).is_err());
         assert!(SymFile::from_bytes(Vec::new(), Path::new("x.sym")).is_err());
