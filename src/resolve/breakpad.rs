@@ -1,23 +1,21 @@
-//! Breakpad `.sym` resolver. The file is indexed once (FUNC and PUBLIC addresses with the
-//! byte offsets of their records); a FUNC block is parsed only when an address falls in it,
-//! so a 500 MB `xul.sym` costs an index, not a copy.
-//! (Over 600 lines with its tests; the code is 520.)
+//! Breakpad `.sym` resolver. The file is mapped and indexed in one pass over its bytes
+//! (FUNC and PUBLIC addresses with the byte offsets of their records, the offsets of the
+//! FILE and INLINE_ORIGIN records); a FUNC block is parsed only when an address falls in
+//! it, and names are read from the mapping: a 500 MB `xul.sym` costs an index, not a
+//! copy, and a lookup no system call.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 
 use super::bytes::FileBytes;
 use super::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
 
-/// Where the text is: a local file (read on demand), or bytes: the mapping of a file
-/// without the `.sym` name, or an entry taken out of a zip.
-enum Source {
-    File(PathBuf),
-    Memory(Rc<FileBytes>),
-}
+/// Mapped pages read while indexing, or by the FUNC blocks of a request, are given back
+/// to the kernel every this many bytes: the file stays in the page cache, not in this
+/// process's resident memory (a page read again faults back in without a read).
+const RELEASE_EVERY: usize = 16 << 20;
 
 /// Inlined frames answered for one address, the outermost kept.
 const MAX_INLINE_FRAMES: usize = 256;
@@ -31,7 +29,8 @@ struct Func {
 }
 
 pub struct SymFile {
-    source: Source,
+    /// The mapping of the file, or the bytes of a zip entry.
+    data: Rc<FileBytes>,
     pub debug_id: String,
     pub code_id: Option<String>,
     /// Byte offset of each `FILE n` / `INLINE_ORIGIN n` line as (n, offset), sorted by n:
@@ -43,8 +42,62 @@ pub struct SymFile {
     publics: Vec<(u64, u64)>,
 }
 
+/// `u64::from_str_radix(s, 16)` (an optional `+`, then hex digits of either case), without
+/// its generic per-digit checks: parsing FUNC blocks is most of a cold request.
 fn hex(s: &str) -> Option<u64> {
-    u64::from_str_radix(s, 16).ok()
+    let b = s.as_bytes();
+    let digits = match b {
+        [b'+', rest @ ..] if !rest.is_empty() => rest,
+        [] => return None,
+        _ => b,
+    };
+    let mut v = 0u64;
+    for &c in digits {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        v = v.checked_mul(16)?.checked_add(u64::from(d))?;
+    }
+    Some(v)
+}
+
+/// `s.parse::<u32>()`, likewise.
+fn dec(s: &str) -> Option<u32> {
+    let b = s.as_bytes();
+    let digits = match b {
+        [b'+', rest @ ..] if !rest.is_empty() => rest,
+        [] => return None,
+        _ => b,
+    };
+    let mut v = 0u32;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+    }
+    Some(v)
+}
+
+/// `String::from_utf8_lossy`, with the faster check first (the text is nearly always
+/// valid).
+fn lossy(b: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(b) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
+    }
+}
+
+/// A field of a record as text (a field that is not UTF-8 is no number either).
+fn hex_field(b: &[u8]) -> Option<u64> {
+    std::str::from_utf8(b).ok().and_then(hex)
+}
+
+fn dec_field(b: &[u8]) -> Option<u32> {
+    std::str::from_utf8(b).ok().and_then(dec)
 }
 
 /// The offset recorded for number `n`.
@@ -56,66 +109,37 @@ fn offset_of(table: &[(u32, u64)], n: u32) -> Option<u64> {
 }
 
 /// Fields of a record after its keyword, skipping the optional `m` flag.
-fn fields(rest: &str) -> impl Iterator<Item = &str> {
-    let rest = rest.strip_prefix("m ").unwrap_or(rest);
-    rest.split(' ')
+fn fields(rest: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let rest = rest.strip_prefix(b"m ").unwrap_or(rest);
+    rest.split(|&b| b == b' ')
 }
 
-/// Reads the next line into `raw`, unless it is a line or INLINE record (of a FUNC block,
-/// parsed only when looked up): most lines of a `.sym` are, and those are passed over in
-/// the reader's buffer without a copy. Returns the line's length (0 at the end) and whether it was kept.
-fn next_line<R: BufRead>(
-    r: &mut R,
-    raw: &mut Vec<u8>,
-    first: bool,
-) -> std::io::Result<(usize, bool)> {
-    raw.clear();
-    let mut total = 0;
-    let mut keep = None;
-    loop {
-        let buf = r.fill_buf()?;
-        if buf.is_empty() {
-            return Ok((total, keep.unwrap_or(false)));
-        }
-        // INLINE records, a third of a big file, belong to the open FUNC's block too.
-        let k = *keep.get_or_insert_with(|| {
-            first || !(matches!(buf[0], b'0'..=b'9' | b'a'..=b'f') || buf.starts_with(b"INLINE "))
-        });
-        let (n, done) = match memchr::memchr(b'\n', buf) {
-            Some(i) => (i + 1, true),
-            None => (buf.len(), false),
-        };
-        if k {
-            raw.extend_from_slice(&buf[..n]);
-        }
-        total += n;
-        r.consume(n);
-        if done {
-            return Ok((total, k));
-        }
+/// `line` without its trailing line-end characters.
+fn trim_line_end(mut line: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\n' | b'\r'] = line {
+        line = rest;
     }
+    line
 }
 
-/// A record's keyword, if the line is not a line record (whose first field is an
-/// address in hex; keywords like FUNC or FILE have letters past F).
-fn keyword(line: &str) -> Option<&str> {
-    let first = line.split(' ').next().unwrap_or("");
-    if first.bytes().all(|b| b.is_ascii_hexdigit()) {
-        None
-    } else {
-        Some(first)
-    }
+/// The line starting at byte `start` of `data`, without its line end.
+fn line_at(data: &[u8], start: u64) -> Option<Cow<'_, str>> {
+    let rest = data.get(usize::try_from(start).ok()?..)?;
+    Some(match memchr::memchr(b'\n', rest) {
+        Some(nl) => match lossy(&rest[..nl]) {
+            Cow::Borrowed(s) => Cow::Borrowed(s.trim_end_matches('\r')),
+            Cow::Owned(s) => Cow::Owned(s.trim_end_matches('\r').to_string()),
+        },
+        None => lossy(rest),
+    })
 }
 
 impl SymFile {
+    /// A `.sym` file, mapped (never read into memory whole).
     pub fn open_file(path: &Path) -> Result<SymFile, LoadError> {
-        let f = crate::fs::open_regular(path)
-            .map_err(|e| LoadError::new(LoadErrorKind::of_io(&e), path, e))?;
-        Self::index(
-            BufReader::with_capacity(1 << 16, f),
-            Source::File(path.to_path_buf()),
-            path,
-        )
+        let data =
+            FileBytes::open(path).map_err(|e| LoadError::new(LoadErrorKind::of_io(&e), path, e))?;
+        Self::from_file_bytes(Rc::new(data), path)
     }
 
     /// Bytes in memory (a zip entry): kept as they are, not copied.
@@ -125,13 +149,9 @@ impl SymFile {
 
     /// A mapped file (or bytes in memory), indexed and read in place.
     pub fn from_file_bytes(data: Rc<FileBytes>, origin: &Path) -> Result<SymFile, LoadError> {
-        Self::index(&data.clone()[..], Source::Memory(data), origin)
-    }
-
-    fn index<R: BufRead>(mut r: R, source: Source, origin: &Path) -> Result<SymFile, LoadError> {
         let bad = |msg: String| LoadError::new(LoadErrorKind::ParseError, origin, msg);
         let mut sym = SymFile {
-            source,
+            data: data.clone(),
             debug_id: String::new(),
             code_id: None,
             files: Vec::new(),
@@ -139,26 +159,27 @@ impl SymFile {
             funcs: Vec::new(),
             publics: Vec::new(),
         };
-        let mut raw: Vec<u8> = Vec::new();
-        let mut offset = 0u64;
+        let bytes: &[u8] = &data;
         let mut number = 0usize;
         let mut open_func: Option<usize> = None;
-        loop {
-            let (n, kept) = next_line(&mut r, &mut raw, number == 0)
-                .map_err(|e| bad(format!("line {}: {e}", number + 1)))?;
-            if n == 0 {
-                break;
+        let mut released = 0usize;
+        // One iterator over the whole file: a search per line (30 bytes on average) would
+        // cost more in setup than in scanning.
+        let ends = memchr::memchr_iter(b'\n', bytes)
+            .map(|i| i + 1)
+            .chain(std::iter::once(bytes.len()));
+        let mut pos = 0usize;
+        for end in ends {
+            if end <= pos {
+                break; // the file ends with a line end
             }
+            let start = pos;
+            pos = end;
             number += 1;
-            let start = offset;
-            offset += n as u64;
-            if !kept {
-                continue; // a line record of the open FUNC
-            }
-            let line = String::from_utf8_lossy(&raw);
-            let text = line.trim_end_matches(['\n', '\r']);
+            let raw = &bytes[start..pos];
             if number == 1 {
-                let mut f = text.split(' ');
+                let line = String::from_utf8_lossy(raw);
+                let mut f = line.trim_end_matches(['\n', '\r']).split(' ');
                 match (f.next(), f.next(), f.next(), f.next()) {
                     (Some("MODULE"), Some(_os), Some(_arch), Some(id)) => {
                         sym.debug_id = id.to_string()
@@ -167,59 +188,77 @@ impl SymFile {
                 }
                 continue;
             }
-            let Some(kw) = keyword(text) else {
+            // Line and INLINE records (most of a big file) belong to the open FUNC's
+            // block, parsed only when looked up.
+            if matches!(raw[0], b'0'..=b'9' | b'a'..=b'f') || raw.starts_with(b"INLINE ") {
+                continue;
+            }
+            if start - released >= RELEASE_EVERY {
+                data.release(&bytes[released..start]);
+                released = start;
+            }
+            let text = trim_line_end(raw);
+            let kw = text.split(|&b| b == b' ').next().unwrap_or(b"");
+            if kw.iter().all(u8::is_ascii_hexdigit) {
                 continue; // a line record of the open FUNC
-            };
-            if kw != "INLINE"
+            }
+            if kw != b"INLINE"
                 && let Some(i) = open_func.take()
             {
-                sym.funcs[i].len = start - sym.funcs[i].start;
+                sym.funcs[i].len = (start as u64) - sym.funcs[i].start;
             }
-            let rest = text.get(kw.len() + 1..).unwrap_or("");
+            let rest = text.get(kw.len() + 1..).unwrap_or(b"");
             let mut f = fields(rest);
             match kw {
-                "FILE" | "INLINE_ORIGIN" => {
-                    let id: u32 = f
-                        .next()
-                        .and_then(|s| s.parse().ok())
-                        .ok_or_else(|| bad(format!("line {number}: bad {kw} record")))?;
-                    let v = if kw == "FILE" {
+                b"FILE" | b"INLINE_ORIGIN" => {
+                    let id = f.next().and_then(dec_field).ok_or_else(|| {
+                        bad(format!(
+                            "line {number}: bad {} record",
+                            String::from_utf8_lossy(kw)
+                        ))
+                    })?;
+                    let v = if kw == b"FILE" {
                         &mut sym.files
                     } else {
                         &mut sym.origins
                     };
-                    v.push((id, start));
+                    v.push((id, start as u64));
                 }
-                "FUNC" => {
-                    let (addr, size) = match (f.next().and_then(hex), f.next().and_then(hex)) {
-                        (Some(a), Some(s)) => (a, s),
-                        _ => return Err(bad(format!("line {number}: bad FUNC record"))),
-                    };
+                b"FUNC" => {
+                    let (addr, size) =
+                        match (f.next().and_then(hex_field), f.next().and_then(hex_field)) {
+                            (Some(a), Some(s)) => (a, s),
+                            _ => return Err(bad(format!("line {number}: bad FUNC record"))),
+                        };
                     sym.funcs.push(Func {
                         addr,
                         size,
-                        start,
+                        start: start as u64,
                         len: 0,
                     });
                     open_func = Some(sym.funcs.len() - 1);
                 }
-                "PUBLIC" => {
+                b"PUBLIC" => {
                     let addr = f
                         .next()
-                        .and_then(hex)
+                        .and_then(hex_field)
                         .ok_or_else(|| bad(format!("line {number}: bad PUBLIC record")))?;
-                    sym.publics.push((addr, start));
+                    sym.publics.push((addr, start as u64));
                 }
-                "INFO" => {
-                    if let Some(code) = rest.strip_prefix("CODE_ID ") {
-                        sym.code_id = code.split(' ').next().map(str::to_string);
+                b"INFO" => {
+                    if let Some(code) = rest.strip_prefix(b"CODE_ID ") {
+                        sym.code_id = code
+                            .split(|&b| b == b' ')
+                            .next()
+                            .map(|c| String::from_utf8_lossy(c).into_owned());
                     }
                 }
                 _ => {} // STACK CFI/WIN and records we do not need
             }
         }
+        data.release(bytes);
         if let Some(i) = open_func {
-            sym.funcs[i].len = offset - sym.funcs[i].start;
+            sym.funcs[i].len = bytes.len() as u64 - sym.funcs[i].start;
         }
         if number == 0 {
             return Err(bad("the file is empty".into()));
@@ -235,65 +274,71 @@ impl SymFile {
     }
 
     pub fn cost(&self) -> u64 {
-        let source = match &self.source {
-            // Mapped or owned, counted whole: as the mapped sections of other formats.
-            Source::Memory(m) => m.len() as u64,
-            Source::File(_) => 0,
-        };
-        source
+        // A mapping holds at most RELEASE_EVERY bytes of pages between releases; bytes
+        // in memory (a zip entry) are held whole.
+        self.data.owned_len() as u64
             + 32 * self.funcs.len() as u64
             + 16 * self.publics.len() as u64
             + 16 * (self.files.len() + self.origins.len()) as u64
     }
 
-    /// Resolves module offsets (ascending) with one open of the file.
+    /// Resolves module offsets (ascending), reading the mapping in place.
     pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
-        let mut reader = match Reader::open(&self.source) {
-            Ok(r) => r,
-            Err(_) => return offsets.iter().map(|_| None).collect(),
-        };
-        let mut cache: Option<(usize, Block)> = None;
-        offsets
+        let mut state = Request::default();
+        let out = offsets
             .iter()
-            .map(|&addr| self.lookup(&mut reader, &mut cache, addr))
-            .collect()
+            .map(|&addr| self.lookup(&mut state, addr))
+            .collect();
+        self.data.release(&self.data);
+        out
     }
 
-    fn lookup(
+    /// The name of `FILE n` / `INLINE_ORIGIN n` ("FILE n name": the name may contain
+    /// spaces), read once per request.
+    fn named(
         &self,
-        reader: &mut Reader<'_>,
-        cache: &mut Option<(usize, Block)>,
-        addr: u64,
-    ) -> Option<Symbolized> {
+        table: &[(u32, u64)],
+        memo: &mut HashMap<u32, Option<Text>>,
+        n: Option<u32>,
+    ) -> Option<Text> {
+        let n = n?;
+        memo.entry(n)
+            .or_insert_with(|| {
+                let off = offset_of(table, n)?;
+                let line = line_at(&self.data, off)?;
+                Some(line.splitn(3, ' ').nth(2)?.into())
+            })
+            .clone()
+    }
+
+    fn lookup(&self, state: &mut Request, addr: u64) -> Option<Symbolized> {
+        let data: &[u8] = &self.data;
         let i = self.funcs.partition_point(|f| f.addr <= addr);
         let func_index = i.checked_sub(1).filter(|&j| {
             let f = &self.funcs[j];
             addr < f.addr.saturating_add(f.size)
         });
         let Some(j) = func_index else {
-            return self.public_for(reader, addr);
+            return self.public_for(addr);
         };
-        if cache.as_ref().is_none_or(|(k, _)| *k != j) {
+        if state.block.as_ref().is_none_or(|(k, _)| *k != j) {
             let f = &self.funcs[j];
-            let text = reader.read(f.start, f.len).ok()?;
-            *cache = Some((j, Block::parse(&text)?));
-        }
-        let (_, block) = cache.as_ref()?;
-        let f = &self.funcs[j];
-        // "FILE n name" / "INLINE_ORIGIN n name": the name may contain spaces. Each is
-        // read once per address, however many frames name it.
-        let mut seen: HashMap<(bool, u32), Text> = HashMap::new();
-        let mut named = |reader: &mut Reader<'_>, table: &[(u32, u64)], n: Option<u32>| {
-            let key = (std::ptr::eq(table, &*self.files), n?);
-            if let Some(t) = seen.get(&key) {
-                return Some(t.clone());
+            let s = usize::try_from(f.start).ok()?;
+            let len = usize::try_from(f.len).ok()?;
+            let text = lossy(data.get(s..s.checked_add(len)?)?);
+            // The last block's vectors are reused: their capacity is there already.
+            let old = state.block.take().map(|(_, b)| b);
+            state.block = Some((j, Block::parse(&text, old)?));
+            // A fault maps up to 16 pages around the one read: count at least that.
+            state.parsed += len.max(64 << 10);
+            if state.parsed >= RELEASE_EVERY {
+                // The blocks parsed so far are held as tables; their pages can go.
+                self.data.release(data);
+                state.parsed = 0;
             }
-            let off = offset_of(table, key.1)?;
-            let line = reader.line_at(off)?;
-            let t = Text::from(line.splitn(3, ' ').nth(2)?);
-            seen.insert(key, t.clone());
-            Some(t)
-        };
+        }
+        let (_, block) = state.block.as_ref()?;
+        let f = &self.funcs[j];
         let (line_file, line_no) = block
             .line_at(addr)
             .map_or((None, None), |l| (Some(l.file), Some(l.line)));
@@ -301,7 +346,8 @@ impl SymFile {
             .inlines
             .iter()
             .filter(|inl| {
-                inl.ranges
+                block
+                    .ranges_of(inl)
                     .iter()
                     .any(|&(a, s)| a <= addr && addr < a.saturating_add(s))
             })
@@ -315,8 +361,10 @@ impl SymFile {
         let (mut loc_file, mut loc_line) = (line_file, line_no);
         for inl in &inlines {
             frames.push(InlineFrame {
-                function: named(reader, &self.origins, Some(inl.origin)).map(demangled_text),
-                file: named(reader, &self.files, loc_file),
+                function: self
+                    .named(&self.origins, &mut state.origin_names, Some(inl.origin))
+                    .map(demangled_text),
+                file: self.named(&self.files, &mut state.file_names, loc_file),
                 line: loc_line.filter(|&l| l != 0),
             });
             loc_file = Some(inl.call_file);
@@ -326,14 +374,14 @@ impl SymFile {
             function: block.name.clone(),
             function_offset: addr - f.addr,
             function_size: Some(f.size),
-            file: named(reader, &self.files, loc_file),
+            file: self.named(&self.files, &mut state.file_names, loc_file),
             line: loc_line.filter(|&l| l != 0),
             inlines: frames,
         })
     }
 
     /// A PUBLIC covers from its address up to the next symbol (PUBLIC or FUNC).
-    fn public_for(&self, reader: &mut Reader<'_>, addr: u64) -> Option<Symbolized> {
+    fn public_for(&self, addr: u64) -> Option<Symbolized> {
         let p = self
             .publics
             .partition_point(|p| p.0 <= addr)
@@ -343,7 +391,7 @@ impl SymFile {
         if func_before > 0 && self.funcs[func_before - 1].addr > paddr {
             return None; // a FUNC starts after that PUBLIC and has ended before addr
         }
-        let line = reader.line_at(off)?;
+        let line = line_at(&self.data, off)?;
         let rest = line.strip_prefix("PUBLIC ")?;
         let rest = rest.strip_prefix("m ").unwrap_or(rest);
         let name = rest.splitn(3, ' ').nth(2)?.to_string();
@@ -397,6 +445,17 @@ fn is_placeholder(name: &str) -> bool {
             .is_some_and(|(section, _)| !section.contains(['<', '>', ':']))
 }
 
+/// What one request's lookups share: the FUNC block of the last address, and the names
+/// read so far.
+#[derive(Default)]
+struct Request {
+    block: Option<(usize, Block)>,
+    /// Bytes of blocks parsed since the mapping's pages were last given back.
+    parsed: usize,
+    file_names: HashMap<u32, Option<Text>>,
+    origin_names: HashMap<u32, Option<Text>>,
+}
+
 struct Line {
     addr: u64,
     size: u64,
@@ -409,7 +468,9 @@ struct Inline {
     call_line: u32,
     call_file: u32,
     origin: u32,
-    ranges: Vec<(u64, u64)>,
+    /// Its (address, size) ranges: `Block::ranges[ranges.0..ranges.1]` (one vector for
+    /// the block, not one per record).
+    ranges: (usize, usize),
 }
 
 /// One FUNC record with its INLINE and line records.
@@ -417,44 +478,161 @@ struct Block {
     name: Text,
     lines: Vec<Line>,
     inlines: Vec<Inline>,
+    ranges: Vec<(u64, u64)>,
+}
+
+/// The fields of a record split at each space, as `str::split(' ')` does (empty fields
+/// included), without a searcher per field: most fields are a few bytes.
+struct Fields<'a>(Option<&'a str>);
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = &'a str;
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = self.0?;
+        match rest.bytes().position(|b| b == b' ') {
+            Some(i) => {
+                self.0 = Some(&rest[i + 1..]);
+                Some(&rest[..i])
+            }
+            None => {
+                self.0 = None;
+                Some(rest)
+            }
+        }
+    }
+}
+
+/// Each byte's value as a hex digit, 16 for bytes that are none.
+static HEX_DIGIT: [u8; 256] = {
+    let mut t = [16u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+impl Fields<'_> {
+    /// Moves past the field that ends at byte `end` of what is left (a space or the end).
+    fn skip_to(&mut self, end: usize) {
+        self.0 = self.0.and_then(|rest| rest.get(end + 1..));
+    }
+
+    /// The next field read as [`hex`] reads it, in the same pass that finds its end: None
+    /// after the last field, `Some(None)` for a field that is no number.
+    fn next_hex(&mut self) -> Option<Option<u64>> {
+        let b = self.0?.as_bytes();
+        let from = usize::from(b.first() == Some(&b'+'));
+        let (mut v, mut ok, mut i) = (0u64, true, from);
+        while let Some(&c) = b.get(i).filter(|&&c| c != b' ') {
+            let d = HEX_DIGIT[usize::from(c)];
+            // A digit pushed out of the top (v >= 2^60 before the shift) is an overflow.
+            ok &= d < 16 && v >> 60 == 0;
+            v = v << 4 | u64::from(d & 15);
+            i += 1;
+        }
+        self.skip_to(i);
+        Some((ok && i > from).then_some(v))
+    }
+
+    /// Likewise for [`dec`].
+    fn next_dec(&mut self) -> Option<Option<u32>> {
+        let b = self.0?.as_bytes();
+        let from = usize::from(b.first() == Some(&b'+'));
+        let (mut v, mut ok, mut i) = (0u32, true, from);
+        while let Some(&c) = b.get(i).filter(|&&c| c != b' ') {
+            let d = c.wrapping_sub(b'0');
+            match v.checked_mul(10).and_then(|v| v.checked_add(u32::from(d))) {
+                Some(n) if d < 10 => v = n,
+                _ => ok = false,
+            }
+            i += 1;
+        }
+        self.skip_to(i);
+        Some((ok && i > from).then_some(v))
+    }
 }
 
 impl Block {
-    fn parse(text: &str) -> Option<Block> {
-        let mut it = text.lines();
+    fn parse(text: &str, reuse: Option<Block>) -> Option<Block> {
+        // The lines as `str::lines` gives them: split after each `\n`, a `\r` before it
+        // dropped, no empty line after a final `\n`.
+        let bytes = text.as_bytes();
+        let mut at = 0usize;
+        let mut ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+        let mut it = std::iter::from_fn(|| {
+            let end = ends.next()?;
+            if at >= bytes.len() {
+                return None;
+            }
+            let line = &text[at..end];
+            at = end + 1;
+            Some(if end < bytes.len() {
+                line.strip_suffix('\r').unwrap_or(line)
+            } else {
+                line
+            })
+        });
         let first = it.next()?.strip_prefix("FUNC ")?;
         let first = first.strip_prefix("m ").unwrap_or(first);
         let name: Text = demangled(first.splitn(4, ' ').nth(3).unwrap_or("").to_string()).into();
-        let mut block = Block {
-            name,
-            lines: Vec::new(),
-            inlines: Vec::new(),
+        let mut block = match reuse {
+            Some(mut b) => {
+                b.name = name;
+                b.lines.clear();
+                b.inlines.clear();
+                b.ranges.clear();
+                b
+            }
+            None => Block {
+                name,
+                lines: Vec::new(),
+                inlines: Vec::new(),
+                ranges: Vec::new(),
+            },
         };
         for l in it {
-            if let Some(rest) = l.strip_prefix("INLINE ") {
-                let mut f = rest.split(' ');
-                let mut num = || f.next().and_then(|s| s.parse::<u32>().ok());
+            if l.as_bytes().first() == Some(&b'I')
+                && let Some(rest) = l.strip_prefix("INLINE ")
+            {
+                let mut f = Fields(Some(rest));
+                let mut num = || f.next_dec().flatten();
                 let (Some(depth), Some(call_line), Some(call_file), Some(origin)) =
                     (num(), num(), num(), num())
                 else {
                     continue;
                 };
-                let nums: Vec<u64> = rest.split(' ').skip(4).filter_map(hex).collect();
-                let ranges = nums.chunks_exact(2).map(|c| (c[0], c[1])).collect();
+                // Past the four numbers, every field that is hex counts, in pairs.
+                let first = block.ranges.len();
+                let mut pending = None;
+                while let Some(n) = f.next_hex() {
+                    let Some(n) = n else { continue };
+                    match pending.take() {
+                        None => pending = Some(n),
+                        Some(a) => block.ranges.push((a, n)),
+                    }
+                }
                 block.inlines.push(Inline {
                     depth,
                     call_line,
                     call_file,
                     origin,
-                    ranges,
+                    ranges: (first, block.ranges.len()),
                 });
             } else {
-                let mut f = l.split(' ');
+                let mut f = Fields(Some(l));
                 if let (Some(a), Some(s), Some(line), Some(file)) = (
-                    f.next().and_then(hex),
-                    f.next().and_then(hex),
-                    f.next().and_then(|s| s.parse().ok()),
-                    f.next().and_then(|s| s.trim_end().parse().ok()),
+                    f.next_hex().flatten(),
+                    f.next_hex().flatten(),
+                    f.next_dec().flatten(),
+                    f.next().and_then(|s| dec(s.trim_end())),
                 ) {
                     block.lines.push(Line {
                         addr: a,
@@ -480,69 +658,9 @@ impl Block {
             .take(4)
             .find(|l| addr < l.addr.saturating_add(l.size))
     }
-}
 
-/// Random access to the text of a `.sym`.
-enum Reader<'a> {
-    File(File),
-    Memory(&'a [u8]),
-}
-
-impl<'a> Reader<'a> {
-    fn open(source: &'a Source) -> std::io::Result<Reader<'a>> {
-        Ok(match source {
-            Source::File(p) => Reader::File(crate::fs::open_regular(p)?),
-            Source::Memory(m) => Reader::Memory(m),
-        })
-    }
-
-    fn read(&mut self, start: u64, len: u64) -> std::io::Result<String> {
-        let len = usize::try_from(len).map_err(|_| std::io::ErrorKind::InvalidData)?;
-        let bytes = match self {
-            Reader::File(f) => {
-                f.seek(SeekFrom::Start(start))?;
-                let mut buf = vec![0; len];
-                f.read_exact(&mut buf)?;
-                buf
-            }
-            Reader::Memory(m) => {
-                let s = usize::try_from(start).map_err(|_| std::io::ErrorKind::InvalidData)?;
-                m.get(s..s + len)
-                    .ok_or(std::io::ErrorKind::UnexpectedEof)?
-                    .to_vec()
-            }
-        };
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    }
-
-    /// The line starting at `start`, without its line end.
-    fn line_at(&mut self, start: u64) -> Option<String> {
-        let mut out = String::new();
-        let mut chunk = 256u64;
-        loop {
-            let text = match self {
-                Reader::File(f) => {
-                    f.seek(SeekFrom::Start(start)).ok()?;
-                    let mut buf = Vec::new();
-                    f.by_ref().take(chunk).read_to_end(&mut buf).ok()?;
-                    String::from_utf8_lossy(&buf).into_owned()
-                }
-                Reader::Memory(m) => {
-                    let s = usize::try_from(start).ok()?;
-                    let e = (s + chunk as usize).min(m.len());
-                    String::from_utf8_lossy(m.get(s..e)?).into_owned()
-                }
-            };
-            if let Some(nl) = text.find('\n') {
-                out.push_str(text[..nl].trim_end_matches('\r'));
-                return Some(out);
-            }
-            if (text.len() as u64) < chunk {
-                out.push_str(&text);
-                return Some(out);
-            }
-            chunk *= 4;
-        }
+    fn ranges_of(&self, inl: &Inline) -> &[(u64, u64)] {
+        &self.ranges[inl.ranges.0..inl.ranges.1]
     }
 }
 
@@ -611,6 +729,83 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
         assert_eq!(r[5].as_ref().unwrap().function_offset, 0xff);
         assert_eq!(&*r[6].as_ref().unwrap().function, "other");
         assert!(r[7].is_none(), "past the last FUNC, after no PUBLIC");
+    }
+
+    #[test]
+    fn number_fields_parse_as_the_standard_library_does() {
+        for s in [
+            "",
+            "+",
+            "-",
+            "+0",
+            "-0",
+            "0",
+            "00",
+            "ff",
+            "FF",
+            "fF",
+            "g",
+            "1 ",
+            " 1",
+            "+f",
+            "++1",
+            "ffffffffffffffff",
+            "10000000000000000",
+            "0000000000000000000001",
+            "4294967295",
+            "4294967296",
+            "99",
+            "1a",
+            "\u{e9}",
+            "1\r",
+        ] {
+            assert_eq!(hex(s), u64::from_str_radix(s, 16).ok(), "{s:?}");
+            assert_eq!(dec(s), s.parse::<u32>().ok(), "{s:?}");
+            // The one-pass readers: the same value, and the fields after it.
+            for tail in ["", " 7", " x y", " "] {
+                let line = format!("{s}{tail}");
+                let first = line.split(' ').next().unwrap();
+                let rest: Vec<&str> = line.split(' ').skip(1).collect();
+                let mut f = Fields(Some(&line));
+                assert_eq!(f.next_hex(), Some(hex(first)), "{line:?}");
+                assert_eq!(f.collect::<Vec<_>>(), rest, "{line:?}");
+                let mut f = Fields(Some(&line));
+                assert_eq!(f.next_dec(), Some(dec(first)), "{line:?}");
+                assert_eq!(f.collect::<Vec<_>>(), rest, "{line:?}");
+            }
+        }
+        assert_eq!(Fields(Some("")).next_hex(), Some(None));
+        assert_eq!(Fields(None).next_hex(), None);
+    }
+
+    #[test]
+    fn crlf_lines_blocks_ended_by_any_record_and_a_last_line_without_end() {
+        let text = "MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 t\r\n\
+FILE 0 /src/a.c\r\n\
+INLINE_ORIGIN 0 helper\r\n\
+FUNC 1000 20 0 f\r\n\
+INLINE 0 7 0 0 1008 8\r\n\
+1000 10 3 0\r\n\
+1010 10 4 0\r\n\
+STACK CFI INIT 1000 20 .cfa: $rsp 8 +\r\n\
+1018 8 99 0\r\n\
+PUBLIC 2000 0 p";
+        let s = SymFile::from_bytes(text.as_bytes().to_vec(), Path::new("t.sym")).unwrap();
+        assert_eq!(s.debug_id, "0123456789ABCDEF0123456789ABCDEF0");
+        let r = s.lookup_sorted(&[0x1009, 0x1018, 0x2004]);
+        let a = r[0].as_ref().unwrap();
+        assert_eq!(
+            (&*a.function, a.file.as_deref(), a.line),
+            ("f", Some("/src/a.c"), Some(7))
+        );
+        let i = &a.inlines[0];
+        assert_eq!(
+            (i.function.as_deref(), i.file.as_deref(), i.line),
+            (Some("helper"), Some("/src/a.c"), Some(3))
+        );
+        // The line record after the STACK record is no longer f's.
+        assert_eq!(r[1].as_ref().unwrap().line, Some(4));
+        assert_eq!(&*r[2].as_ref().unwrap().function, "p");
     }
 
     #[test]

@@ -71,6 +71,16 @@ impl FileBytes {
 }
 
 impl FileBytes {
+    /// Bytes held in this process's memory whatever the kernel does: those of a copy, none
+    /// of a mapping (whose pages are the page cache's).
+    pub fn owned_len(&self) -> usize {
+        match &self.inner {
+            #[cfg(unix)]
+            Inner::Mapped { .. } => 0,
+            Inner::Owned(v) => v.len(),
+        }
+    }
+
     /// Gives back to the kernel the whole pages of `part` (a range of this file) when
     /// mapped: a module read once per request keeps only what it reads again in memory.
     /// The pages stay mapped; reading them again faults the file's bytes back in.

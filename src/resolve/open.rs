@@ -68,7 +68,7 @@ pub fn open_image(
 fn open_file(want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     let path = ctx.path;
     if path.extension().is_some_and(|e| e == "sym") {
-        // Indexed from disk, never read whole.
+        // Mapped and indexed in place, never read into memory whole.
         let sym = SymFile::open_file(path)?;
         check_id(path, &sym.debug_id, want)?;
         return Ok(Module::Breakpad(sym));
