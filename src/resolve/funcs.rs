@@ -298,13 +298,15 @@ impl FunctionTable {
                 primary: primary.map(|(s, e)| (s, e.saturating_sub(s))),
             });
         }
-        let mut seen = std::collections::HashSet::new();
-        let name_bytes = entries
+        // Each name counted once (entries share their names): by address, sorted.
+        let mut names: Vec<(*const u8, usize)> = entries
             .iter()
             .filter_map(|e| e.name.as_ref())
-            .filter(|n| seen.insert(n.as_ptr()))
-            .map(|n| n.len() as u64)
-            .sum();
+            .map(|n| (n.as_ptr(), n.len()))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let name_bytes = names.iter().map(|&(_, len)| len as u64).sum();
         FunctionTable {
             base,
             entries,

@@ -19,11 +19,56 @@ pub const MAX_NAME_READS: usize = 1 << 30;
 /// A symbol before merging: address, size (0 when unknown), raw name.
 pub type Sym = (u64, u64, Text);
 
+/// Hashes a place (a string-table offset) with one multiply folded to 64 bits, keyed per
+/// module: a tenth of SipHash's cost on the hundreds of thousands of symbols of a big
+/// library, and no offsets a crafted file could choose to collide without the key.
+#[derive(Clone, Copy)]
+struct PlaceHasher {
+    key: u64,
+    hash: u64,
+}
+
+impl std::hash::Hasher for PlaceHasher {
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        let p = u128::from(v ^ self.hash ^ self.key) * u128::from(0x9E37_79B9_7F4A_7C15_u64 | 1);
+        self.hash = (p as u64) ^ ((p >> 64) as u64);
+    }
+}
+
+#[derive(Clone, Copy)]
+struct PlaceKey(u64);
+
+impl Default for PlaceKey {
+    fn default() -> PlaceKey {
+        use std::hash::BuildHasher;
+        // std's per-process random keys, drawn once per module.
+        PlaceKey(std::collections::hash_map::RandomState::new().hash_one(0u64))
+    }
+}
+
+impl std::hash::BuildHasher for PlaceKey {
+    type Hasher = PlaceHasher;
+    fn build_hasher(&self) -> PlaceHasher {
+        PlaceHasher {
+            key: self.0,
+            hash: 0,
+        }
+    }
+}
+
 /// The names of one module, interned.
 pub struct Names {
     set: HashSet<Text>,
     /// Names by their place in the current file's string table ([`name_place`]).
-    places: HashMap<u64, Text>,
+    places: HashMap<u64, Text, PlaceKey>,
     caps: (usize, usize),
     held: usize,
     read: usize,
@@ -43,7 +88,7 @@ impl Names {
     pub fn with_caps(held: usize, read: usize) -> Names {
         Names {
             set: HashSet::new(),
-            places: HashMap::new(),
+            places: HashMap::default(),
             caps: (held, read),
             held: 0,
             read: 0,
@@ -81,6 +126,28 @@ impl Names {
         self.places.clear();
     }
 
+    /// A new copy of `name`, counted against the caps but not looked up among the names
+    /// held: for a name at a place of a string table seen for the first time. Symbols that
+    /// share a name share its place (one copy through `places`); equal names at different
+    /// places take as many bytes in the file as here, so hashing every name to find them
+    /// (a tenth of a cold request's time) buys nothing.
+    fn hold(&mut self, name: &str) -> Text {
+        if self.over.is_some() {
+            return self.empty.clone();
+        }
+        self.read = self.read.saturating_add(name.len());
+        self.held = self.held.saturating_add(name.len());
+        if self.read > self.caps.1 {
+            self.over = Some("read");
+            return self.empty.clone();
+        }
+        if self.held > self.caps.0 {
+            self.over = Some("held");
+            return self.empty.clone();
+        }
+        Text::from(name)
+    }
+
     /// The name at `place` of the current file's string table ([`name_place`]), read with
     /// `read` only the first time; `None` when `read` has none.
     pub fn intern_at<'n>(
@@ -88,13 +155,14 @@ impl Names {
         place: Option<u64>,
         read: impl FnOnce() -> Option<&'n str>,
     ) -> Option<Text> {
-        if let Some(t) = place.and_then(|p| self.places.get(&p)) {
+        let Some(p) = place else {
+            return Some(self.intern(read()?));
+        };
+        if let Some(t) = self.places.get(&p) {
             return Some(t.clone());
         }
-        let t = self.intern(read()?);
-        if let Some(p) = place {
-            self.places.insert(p, t.clone());
-        }
+        let t = self.hold(read()?);
+        self.places.insert(p, t.clone());
         Some(t)
     }
 
@@ -104,13 +172,17 @@ impl Names {
         place: Option<u64>,
         read: impl FnOnce() -> Option<&'n [u8]>,
     ) -> Option<Text> {
-        if let Some(t) = place.and_then(|p| self.places.get(&p)) {
+        let Some(p) = place else {
+            return Some(self.intern_bytes(read()?));
+        };
+        if let Some(t) = self.places.get(&p) {
             return Some(t.clone());
         }
-        let t = self.intern_bytes(read()?);
-        if let Some(p) = place {
-            self.places.insert(p, t.clone());
-        }
+        let t = match String::from_utf8_lossy(read()?) {
+            std::borrow::Cow::Borrowed(s) => self.hold(s),
+            std::borrow::Cow::Owned(s) => self.hold(&s),
+        };
+        self.places.insert(p, t.clone());
         Some(t)
     }
 
