@@ -179,13 +179,11 @@ impl Server {
     }
 
     /// Ctrl-C; the exit status.
-    #[cfg(unix)]
     pub fn interrupt(self) -> Option<i32> {
         self.interrupt_with_stderr().0
     }
 
     /// Ctrl-C; the exit status and everything the server wrote on stderr.
-    #[cfg(unix)]
     pub fn interrupt_with_stderr(self) -> (Option<i32>, String) {
         signal(self.child.id(), libc::SIGINT);
         self.wait_exit()
