@@ -317,7 +317,10 @@ impl Api {
             Ok(r) => r,
             Err(e) => return Handled::Answer(Err(e)),
         };
-        if may_wait && self.waits(&request) {
+        // Only the profile's reader and downloads make an answer wait: without either,
+        // the modules are not looked up twice (once here, once for the answer).
+        let can_wait = self.reader.is_some() || self.store.remote_mut().is_some();
+        if may_wait && can_wait && self.waits(&request) {
             return Handled::WaitForDownloads;
         }
         Handled::Answer(Ok(self.answer(&request)))

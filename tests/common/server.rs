@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -164,18 +163,6 @@ impl Server {
     /// for all of it).
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
-    }
-
-    /// Polls (up to 60 s) until stderr holds `needle`; all of stderr then.
-    pub fn wait_for_stderr(&self, needle: &str) -> String {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let text = self.stderr();
-            if text.contains(needle) || std::time::Instant::now() > deadline {
-                return text;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
     }
 
     /// Ctrl-C; the exit status.
