@@ -9,9 +9,26 @@ use std::sync::Arc;
 #[derive(Default)]
 pub struct Answer {
     text: Vec<u8>,
+    /// Texts shared with their owners (the modules' remembered answers).
+    shared: Vec<Arc<Vec<u8>>>,
     /// Pieces and the positions in `text` they are inserted at, ascending.
-    pieces: Vec<(usize, Arc<[u8]>)>,
+    pieces: Vec<Piece>,
     len: usize,
+}
+
+/// `shared[slot][start..start + len]`, inserted at `at` in the text.
+struct Piece {
+    at: usize,
+    slot: u32,
+    start: u32,
+    len: u32,
+}
+
+impl Piece {
+    fn bytes<'a>(&self, shared: &'a [Arc<Vec<u8>>]) -> &'a [u8] {
+        let start = self.start as usize;
+        &shared[self.slot as usize][start..start + self.len as usize]
+    }
 }
 
 impl Answer {
@@ -27,10 +44,26 @@ impl Answer {
         &mut self.text
     }
 
-    /// Inserts `piece` after the text written so far.
-    pub fn splice(&mut self, piece: Arc<[u8]>) {
-        self.len += piece.len();
-        self.pieces.push((self.text.len(), piece));
+    /// Holds `texts` for pieces to point into; returns the slot of the first of them.
+    pub fn share(&mut self, texts: Vec<Arc<Vec<u8>>>) -> u32 {
+        let first = self.shared.len();
+        self.shared.extend(texts);
+        first as u32
+    }
+
+    /// Inserts `texts[start..start + len]` of the shared texts at `slot` after the text
+    /// written so far. A range outside them is a bug of the caller: it panics here, in
+    /// the request's handling, not later in the writer.
+    pub fn splice(&mut self, slot: u32, start: u32, len: u32) {
+        let piece = Piece {
+            at: self.text.len(),
+            slot,
+            start,
+            len,
+        };
+        piece.bytes(&self.shared);
+        self.len += len as usize;
+        self.pieces.push(piece);
     }
 
     /// Length in bytes.
@@ -84,11 +117,11 @@ impl Read for AnswerReader {
         while n < buf.len() {
             let a = &self.answer;
             let piece = a.pieces.get(self.next_piece);
-            let until = piece.map_or(a.text.len(), |p| p.0);
+            let until = piece.map_or(a.text.len(), |p| p.at);
             let from: &[u8] = if self.at < until {
                 &a.text[self.at..until]
-            } else if let Some((_, p)) = piece {
-                &p[self.in_piece..]
+            } else if let Some(p) = piece {
+                &p.bytes(&a.shared)[self.in_piece..]
             } else {
                 break;
             };
@@ -99,7 +132,7 @@ impl Read for AnswerReader {
                 self.at += k;
             } else {
                 self.in_piece += k;
-                if self.in_piece == piece.map_or(0, |p| p.1.len()) {
+                if self.in_piece == piece.map_or(0, |p| p.len as usize) {
                     self.next_piece += 1;
                     self.in_piece = 0;
                 }
@@ -116,9 +149,10 @@ mod tests {
     fn sample() -> Answer {
         let mut a = Answer::default();
         a.text().extend_from_slice(b"[1,");
-        a.splice(Arc::from(&b"22"[..]));
-        a.splice(Arc::from(&b""[..]));
-        a.splice(Arc::from(&b",333"[..]));
+        let slot = a.share(vec![Arc::new(b"x22,333".to_vec())]);
+        a.splice(slot, 1, 2);
+        a.splice(slot, 0, 0);
+        a.splice(slot, 3, 4);
         a.text().extend_from_slice(b",4]");
         a
     }

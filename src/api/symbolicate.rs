@@ -74,17 +74,16 @@ enum ModuleAnswer {
 }
 
 /// A frame's answer after its `module`: `"function"` to the end of `"inlines"`.
-fn encode(s: &Symbolized) -> Vec<u8> {
-    let mut out = Vec::with_capacity(96 + 64 * s.inlines.len());
+fn encode(s: &Symbolized, out: &mut Vec<u8>) {
     out.extend_from_slice(b",\"function\":");
-    string(&mut out, &s.function);
+    string(out, &s.function);
     out.extend_from_slice(b",\"function_offset\":");
-    hex_string(&mut out, s.function_offset);
+    hex_string(out, s.function_offset);
     if let Some(size) = s.function_size {
         out.extend_from_slice(b",\"function_size\":");
-        hex_string(&mut out, size);
+        hex_string(out, size);
     }
-    file_line(&mut out, s.file.as_deref(), s.line);
+    file_line(out, s.file.as_deref(), s.line);
     if !s.inlines.is_empty() {
         out.extend_from_slice(b",\"inlines\":[");
         for (k, i) in s.inlines.iter().enumerate() {
@@ -93,19 +92,21 @@ fn encode(s: &Symbolized) -> Vec<u8> {
             }
             // An unknown name is left out: the front-end then shows its own placeholder
             // with the offset and inline depth, more useful than `??`.
+            // Each field is written with a leading comma; the first one's is taken back.
+            let open = out.len();
             out.push(b'{');
-            let mut fields = Vec::new();
             if let Some(f) = i.function.as_deref() {
-                fields.extend_from_slice(b",\"function\":");
-                string(&mut fields, f);
+                out.extend_from_slice(b",\"function\":");
+                string(out, f);
             }
-            file_line(&mut fields, i.file.as_deref(), i.line);
-            out.extend_from_slice(fields.strip_prefix(b",").unwrap_or(&fields));
+            file_line(out, i.file.as_deref(), i.line);
+            if out.get(open + 1) == Some(&b',') {
+                out.remove(open + 1);
+            }
             out.push(b'}');
         }
         out.push(b']');
     }
-    out
 }
 
 /// `file` and `line` when known: never `null`, which the front-end rejects.
@@ -149,7 +150,7 @@ fn write_job(answer: &mut Answer, job: &Job, answers: &HashMap<(&str, &DebugId),
         };
         let mut prefix = b",\"module\":".to_vec();
         string(&mut prefix, name);
-        modules.push((module, prefix, key, is_found, problems, false));
+        modules.push((module, prefix, key, is_found, problems, false, None));
     }
     answer.text().extend_from_slice(b"{\"stacks\":[");
     for (s, stack) in job.stacks.iter().enumerate() {
@@ -168,10 +169,14 @@ fn write_job(answer: &mut Answer, job: &Job, answers: &HashMap<(&str, &DebugId),
             out.extend_from_slice(b",\"module_offset\":");
             hex_string(out, offset);
             if let Some(m) = index {
-                let (module, prefix, key, is_found, problems, noted) = &mut modules[m];
+                let (module, prefix, key, is_found, problems, noted, slot) = &mut modules[m];
                 out.extend_from_slice(prefix);
-                if let Some(text) = module.and_then(|m| m.answer(offset)) {
-                    answer.splice(text);
+                if let Some(module) = module
+                    && let Some(place) = module.answer(offset)
+                {
+                    // The module's texts are shared once per job, when first needed.
+                    let base = *slot.get_or_insert_with(|| answer.share(module.texts()));
+                    answer.splice(base + place.chunk, place.start, place.len);
                 }
                 // Only modules the job's frames use are reported, each once.
                 if !std::mem::replace(noted, true) {

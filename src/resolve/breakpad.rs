@@ -284,13 +284,19 @@ impl SymFile {
 
     /// Resolves module offsets (ascending), reading the mapping in place.
     pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
-        let mut state = Request::default();
-        let out = offsets
-            .iter()
-            .map(|&addr| self.lookup(&mut state, addr))
-            .collect();
-        self.data.release(&self.data);
+        let mut out = vec![None; offsets.len()];
+        self.lookup_each(offsets, &mut |i, s| out[i] = s);
         out
+    }
+
+    /// As [`Self::lookup_sorted`], each answer handed over as it is known (in order): a
+    /// big request's answers are never all held at once.
+    pub fn lookup_each(&self, offsets: &[u64], found: &mut dyn FnMut(usize, Option<Symbolized>)) {
+        let mut state = Request::default();
+        for (i, &addr) in offsets.iter().enumerate() {
+            found(i, self.lookup(&mut state, addr));
+        }
+        self.data.release(&self.data);
     }
 
     /// The name of `FILE n` / `INLINE_ORIGIN n` ("FILE n name": the name may contain
@@ -300,13 +306,14 @@ impl SymFile {
         table: &[(u32, u64)],
         memo: &mut HashMap<u32, Option<Text>>,
         n: Option<u32>,
+        shown: fn(Text) -> Text,
     ) -> Option<Text> {
         let n = n?;
         memo.entry(n)
             .or_insert_with(|| {
                 let off = offset_of(table, n)?;
                 let line = line_at(&self.data, off)?;
-                Some(line.splitn(3, ' ').nth(2)?.into())
+                Some(shown(line.splitn(3, ' ').nth(2)?.into()))
             })
             .clone()
     }
@@ -342,16 +349,19 @@ impl SymFile {
         let (line_file, line_no) = block
             .line_at(addr)
             .map_or((None, None), |l| (Some(l.file), Some(l.line)));
-        let mut inlines: Vec<&Inline> = block
-            .inlines
-            .iter()
-            .filter(|inl| {
-                block
-                    .ranges_of(inl)
-                    .iter()
-                    .any(|&(a, s)| a <= addr && addr < a.saturating_add(s))
-            })
-            .collect();
+        // One flat pass over the block's ranges (an inline is in once, however many of
+        // its ranges hold the address), in record order as before the sort below.
+        let mut inlines: Vec<&Inline> = Vec::new();
+        let mut last = usize::MAX;
+        for (k, &(a, s)) in block.ranges.iter().enumerate() {
+            if a <= addr && addr < a.saturating_add(s) {
+                let owner = block.owners[k] as usize;
+                if owner != last {
+                    inlines.push(&block.inlines[owner]);
+                    last = owner;
+                }
+            }
+        }
         inlines.sort_by_key(|inl| std::cmp::Reverse(inl.depth));
         // No real chain comes near this; a crafted one must not make an answer of GBs.
         inlines.drain(..inlines.len().saturating_sub(MAX_INLINE_FRAMES));
@@ -361,10 +371,14 @@ impl SymFile {
         let (mut loc_file, mut loc_line) = (line_file, line_no);
         for inl in &inlines {
             frames.push(InlineFrame {
-                function: self
-                    .named(&self.origins, &mut state.origin_names, Some(inl.origin))
-                    .map(demangled_text),
-                file: self.named(&self.files, &mut state.file_names, loc_file),
+                // Demangled once per request, not once per frame.
+                function: self.named(
+                    &self.origins,
+                    &mut state.origin_names,
+                    Some(inl.origin),
+                    demangled_text,
+                ),
+                file: self.named(&self.files, &mut state.file_names, loc_file, |t| t),
                 line: loc_line.filter(|&l| l != 0),
             });
             loc_file = Some(inl.call_file);
@@ -374,7 +388,7 @@ impl SymFile {
             function: block.name.clone(),
             function_offset: addr - f.addr,
             function_size: Some(f.size),
-            file: self.named(&self.files, &mut state.file_names, loc_file),
+            file: self.named(&self.files, &mut state.file_names, loc_file, |t| t),
             line: loc_line.filter(|&l| l != 0),
             inlines: frames,
         })
@@ -468,9 +482,6 @@ struct Inline {
     call_line: u32,
     call_file: u32,
     origin: u32,
-    /// Its (address, size) ranges: `Block::ranges[ranges.0..ranges.1]` (one vector for
-    /// the block, not one per record).
-    ranges: (usize, usize),
 }
 
 /// One FUNC record with its INLINE and line records.
@@ -479,6 +490,8 @@ struct Block {
     lines: Vec<Line>,
     inlines: Vec<Inline>,
     ranges: Vec<(u64, u64)>,
+    /// The index in `inlines` of each range's record.
+    owners: Vec<u32>,
 }
 
 /// The fields of a record split at each space, as `str::split(' ')` does (empty fields
@@ -589,6 +602,7 @@ impl Block {
                 b.lines.clear();
                 b.inlines.clear();
                 b.ranges.clear();
+                b.owners.clear();
                 b
             }
             None => Block {
@@ -596,6 +610,7 @@ impl Block {
                 lines: Vec::new(),
                 inlines: Vec::new(),
                 ranges: Vec::new(),
+                owners: Vec::new(),
             },
         };
         for l in it {
@@ -610,13 +625,17 @@ impl Block {
                     continue;
                 };
                 // Past the four numbers, every field that is hex counts, in pairs.
-                let first = block.ranges.len();
+                // More records than a u32 counts cannot fit a mapped file's lines.
+                let owner = block.inlines.len() as u32;
                 let mut pending = None;
                 while let Some(n) = f.next_hex() {
                     let Some(n) = n else { continue };
                     match pending.take() {
                         None => pending = Some(n),
-                        Some(a) => block.ranges.push((a, n)),
+                        Some(a) => {
+                            block.ranges.push((a, n));
+                            block.owners.push(owner);
+                        }
                     }
                 }
                 block.inlines.push(Inline {
@@ -624,7 +643,6 @@ impl Block {
                     call_line,
                     call_file,
                     origin,
-                    ranges: (first, block.ranges.len()),
                 });
             } else {
                 let mut f = Fields(Some(l));
@@ -657,10 +675,6 @@ impl Block {
             .rev()
             .take(4)
             .find(|l| addr < l.addr.saturating_add(l.size))
-    }
-
-    fn ranges_of(&self, inl: &Inline) -> &[(u64, u64)] {
-        &self.ranges[inl.ranges.0..inl.ranges.1]
     }
 }
 

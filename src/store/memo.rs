@@ -31,13 +31,31 @@ impl std::hash::Hasher for OffsetHasher {
 /// A map keyed by module offset.
 type OffsetMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<OffsetHasher>>;
 
+/// Where a remembered answer's text is: a range of one of the module's text chunks.
+/// `chunk == NOTHING`: the offset resolved to nothing.
+#[derive(Clone, Copy)]
+pub struct Place {
+    pub chunk: u32,
+    pub start: u32,
+    pub len: u32,
+}
+
+const NOTHING: u32 = u32::MAX;
+
+/// Answer texts are appended to chunks of this size, shared with the answers being
+/// written: a piece is a range, not an allocation of its own with a count to touch.
+const CHUNK: usize = 1 << 20;
+
 /// A parsed module with the answers it has given, kept in the caller's encoding (JSON
 /// text for the API): the front-end asks for the same addresses again on every
 /// re-symbolication, and a repeat is then a hash lookup and a copy.
 pub struct LoadedModule {
     module: Module,
-    memo: std::cell::RefCell<OffsetMap<Option<Arc<[u8]>>>>,
-    /// Bytes held by `memo`, entries included (for the cache bound).
+    memo: std::cell::RefCell<OffsetMap<Place>>,
+    /// The texts `memo` points into. Only the last chunk grows, and only while no answer
+    /// being written holds it.
+    chunks: std::cell::RefCell<Vec<Arc<Vec<u8>>>>,
+    /// Bytes held by `memo`: chunk capacities and entries (for the cache bound).
     memo_bytes: std::cell::Cell<u64>,
     /// Set when a lookup panicked (a parser bug met a corrupt file): the module answers
     /// nothing more, and the store drops it for a remembered error.
@@ -47,8 +65,8 @@ pub struct LoadedModule {
     origin: Option<String>,
 }
 
-/// Bytes counted per remembered answer besides its text (map slot, `Rc` header).
-const MEMO_ENTRY_COST: u64 = 48;
+/// Bytes counted per remembered answer besides its text (map slot).
+const MEMO_ENTRY_COST: u64 = 24;
 
 /// Answers kept per module before the memo starts over.
 const MAX_MEMO: usize = 1 << 20;
@@ -65,6 +83,7 @@ impl LoadedModule {
         LoadedModule {
             module,
             memo: Default::default(),
+            chunks: Default::default(),
             memo_bytes: Default::default(),
             failed: Default::default(),
             origin,
@@ -91,7 +110,7 @@ impl LoadedModule {
     pub fn remember_sorted(
         &self,
         offsets: &[u64],
-        encode: impl Fn(&Symbolized) -> Vec<u8>,
+        encode: impl Fn(&Symbolized, &mut Vec<u8>),
     ) -> Result<(), LoadError> {
         let mut missing: Vec<u64> = {
             let memo = self.memo.borrow();
@@ -107,26 +126,75 @@ impl LoadedModule {
         if self.memo.borrow().len() + missing.len() > MAX_MEMO {
             // Starting over: every offset of this request is looked up again, and all of
             // its answers are kept (even past the limit) until it is written.
-            self.memo.borrow_mut().clear();
-            self.memo_bytes.set(0);
+            self.forget();
             missing = offsets.to_vec();
         }
         // Each answer is encoded as it comes: a big request's answers are never all held
         // as structures at once.
+        let mut scratch = Vec::new();
         self.guarded(|| {
             self.module.lookup_each(&missing, &mut |i, s| {
-                let text: Option<Arc<[u8]>> = s.map(|s| encode(&s).into());
-                let cost = MEMO_ENTRY_COST + text.as_ref().map_or(0, |t| t.len() as u64);
-                self.memo_bytes.set(self.memo_bytes.get() + cost);
-                self.memo.borrow_mut().insert(missing[i], text);
+                let place = match s {
+                    Some(s) => {
+                        scratch.clear();
+                        encode(&s, &mut scratch);
+                        self.keep(&scratch)
+                    }
+                    None => None,
+                };
+                let place = place.unwrap_or(Place {
+                    chunk: NOTHING,
+                    start: 0,
+                    len: 0,
+                });
+                self.memo_bytes.set(self.memo_bytes.get() + MEMO_ENTRY_COST);
+                self.memo.borrow_mut().insert(missing[i], place);
             })
         })
     }
 
-    /// The remembered answer for `offset` (`None`: nothing there). Shared, so that it is
-    /// sent from here (answers are written on other threads).
-    pub fn answer(&self, offset: u64) -> Option<Arc<[u8]>> {
-        self.memo.borrow().get(&offset).cloned().flatten()
+    /// Appends `text` to the chunks; `None` for a text past what a place can say (no
+    /// real answer is near 4 GiB: the caps on names and inline depth see to that).
+    fn keep(&self, text: &[u8]) -> Option<Place> {
+        let len = u32::try_from(text.len()).ok()?;
+        let mut chunks = self.chunks.borrow_mut();
+        let fits = chunks
+            .last_mut()
+            .and_then(Arc::get_mut)
+            .is_some_and(|c| c.capacity() - c.len() >= text.len());
+        if !fits {
+            let capacity = text.len().max(CHUNK);
+            self.memo_bytes.set(self.memo_bytes.get() + capacity as u64);
+            chunks.push(Arc::new(Vec::with_capacity(capacity)));
+        }
+        let chunk = u32::try_from(chunks.len() - 1).ok()?;
+        let last = chunks.last_mut().and_then(Arc::get_mut)?;
+        let start = u32::try_from(last.len()).ok()?;
+        start.checked_add(len)?;
+        last.extend_from_slice(text);
+        Some(Place { chunk, start, len })
+    }
+
+    /// Where the remembered answer for `offset` is (`None`: nothing there), in the
+    /// chunks [`Self::texts`] gives.
+    pub fn answer(&self, offset: u64) -> Option<Place> {
+        self.memo
+            .borrow()
+            .get(&offset)
+            .copied()
+            .filter(|p| p.chunk != NOTHING)
+    }
+
+    /// The chunks the places of [`Self::answer`] point into, shared with the answer being
+    /// written (answers are written on other threads).
+    pub fn texts(&self) -> Vec<Arc<Vec<u8>>> {
+        self.chunks.borrow().clone()
+    }
+
+    fn forget(&self) {
+        self.memo.borrow_mut().clear();
+        self.chunks.borrow_mut().clear();
+        self.memo_bytes.set(0);
     }
 
     fn guarded<R>(&self, run: impl FnOnce() -> R) -> Result<R, LoadError> {
@@ -135,8 +203,7 @@ impl LoadedModule {
         }
         resolve::open::contained(Path::new("looking up addresses"), || Ok(run())).inspect_err(|e| {
             *self.failed.borrow_mut() = Some(e.clone());
-            self.memo.borrow_mut().clear();
-            self.memo_bytes.set(0);
+            self.forget();
         })
     }
 
