@@ -127,6 +127,11 @@ impl Request {
         if !known.contains(&path) {
             return Err(ApiError::not_found(format!("unknown API path {path}")));
         }
+        if path == "/symbolicate/v5"
+            && let Some(jobs) = symbolicate::parse_symbolicate_body(body)
+        {
+            return Ok(Request::Symbolicate(jobs));
+        }
         let request: Value = serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
         Ok(match path {

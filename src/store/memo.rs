@@ -1,35 +1,11 @@
 //! A parsed module with the answers it has given: the memo that makes a repeated
-//! request a hash lookup and a copy, and the guard that fails one module, not the server,
+//! request a lookup and a copy, and the guard that fails one module, not the server,
 //! when a lookup panics.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::resolve::{self, LoadError, Module, Symbolized};
-
-/// Hashes module offsets: a multiply spreads them well, at a fraction of SipHash's cost
-/// (a warm request of 100 000 addresses is mostly these lookups and the writing).
-#[derive(Default, Clone, Copy)]
-struct OffsetHasher(u64);
-
-impl std::hash::Hasher for OffsetHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(29);
-    }
-}
-
-/// A map keyed by module offset.
-type OffsetMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<OffsetHasher>>;
 
 /// Where a remembered answer's text is: a range of one of the module's text chunks.
 /// `chunk == NOTHING`: the offset resolved to nothing.
@@ -42,16 +18,31 @@ pub struct Place {
 
 const NOTHING: u32 = u32::MAX;
 
+impl Place {
+    pub const NOTHING: Place = Place {
+        chunk: NOTHING,
+        start: 0,
+        len: 0,
+    };
+
+    /// Whether the offset resolved to something.
+    pub fn found(&self) -> bool {
+        self.chunk != NOTHING
+    }
+}
+
 /// Answer texts are appended to chunks of this size, shared with the answers being
 /// written: a piece is a range, not an allocation of its own with a count to touch.
 const CHUNK: usize = 1 << 20;
 
 /// A parsed module with the answers it has given, kept in the caller's encoding (JSON
 /// text for the API): the front-end asks for the same addresses again on every
-/// re-symbolication, and a repeat is then a hash lookup and a copy.
+/// re-symbolication, and a repeat is then a lookup and a copy.
 pub struct LoadedModule {
     module: Module,
-    memo: std::cell::RefCell<OffsetMap<Place>>,
+    /// Ordered: a request's offsets are looked up ascending, so consecutive lookups
+    /// meet the same nodes (a hash table's probes were a cache miss each).
+    memo: std::cell::RefCell<std::collections::BTreeMap<u64, Place>>,
     /// The texts `memo` points into. Only the last chunk grows, and only while no answer
     /// being written holds it.
     chunks: std::cell::RefCell<Vec<Arc<Vec<u8>>>>,
@@ -65,8 +56,8 @@ pub struct LoadedModule {
     origin: Option<String>,
 }
 
-/// Bytes counted per remembered answer besides its text (map slot).
-const MEMO_ENTRY_COST: u64 = 24;
+/// Bytes counted per remembered answer besides its text (its share of a tree node).
+const MEMO_ENTRY_COST: u64 = 32;
 
 /// Answers kept per module before the memo starts over.
 const MAX_MEMO: usize = 1 << 20;
@@ -105,52 +96,58 @@ impl LoadedModule {
         self.guarded(|| self.module.lookup_sorted(offsets))
     }
 
-    /// Makes sure every one of the ascending `offsets` has a remembered answer, encoded by
-    /// `encode` (one pass over those not yet asked for); read them with [`Self::answer`].
-    pub fn remember_sorted(
+    /// Where the answers for the ascending `offsets` are, in the chunks [`Self::texts`]
+    /// gives: remembered ones looked up, the others resolved and encoded by `encode` (one
+    /// pass over those not yet asked for) and remembered.
+    pub fn places_sorted(
         &self,
         offsets: &[u64],
         encode: impl Fn(&Symbolized, &mut Vec<u8>),
-    ) -> Result<(), LoadError> {
-        let mut missing: Vec<u64> = {
+    ) -> Result<Vec<Place>, LoadError> {
+        let mut places = Vec::with_capacity(offsets.len());
+        // Indexes (into `offsets`) of those not remembered.
+        let mut missing = Vec::new();
+        {
             let memo = self.memo.borrow();
-            offsets
-                .iter()
-                .copied()
-                .filter(|o| !memo.contains_key(o))
-                .collect()
-        };
+            for (i, o) in offsets.iter().enumerate() {
+                match memo.get(o) {
+                    Some(&place) => places.push(place),
+                    None => {
+                        places.push(Place::NOTHING);
+                        missing.push(i);
+                    }
+                }
+            }
+        }
         if missing.is_empty() {
-            return Ok(());
+            return Ok(places);
         }
         if self.memo.borrow().len() + missing.len() > MAX_MEMO {
             // Starting over: every offset of this request is looked up again, and all of
-            // its answers are kept (even past the limit) until it is written.
+            // its answers are kept (even past the limit) while it is written.
             self.forget();
-            missing = offsets.to_vec();
+            missing = (0..offsets.len()).collect();
         }
+        let asked: Vec<u64> = missing.iter().map(|&i| offsets[i]).collect();
         // Each answer is encoded as it comes: a big request's answers are never all held
         // as structures at once.
         let mut scratch = Vec::new();
         self.guarded(|| {
-            self.module.lookup_each(&missing, &mut |i, s| {
+            self.module.lookup_each(&asked, &mut |i, s| {
                 let place = match s {
                     Some(s) => {
                         scratch.clear();
                         encode(&s, &mut scratch);
-                        self.keep(&scratch)
+                        self.keep(&scratch).unwrap_or(Place::NOTHING)
                     }
-                    None => None,
+                    None => Place::NOTHING,
                 };
-                let place = place.unwrap_or(Place {
-                    chunk: NOTHING,
-                    start: 0,
-                    len: 0,
-                });
                 self.memo_bytes.set(self.memo_bytes.get() + MEMO_ENTRY_COST);
-                self.memo.borrow_mut().insert(missing[i], place);
+                self.memo.borrow_mut().insert(asked[i], place);
+                places[missing[i]] = place;
             })
-        })
+        })?;
+        Ok(places)
     }
 
     /// Appends `text` to the chunks; `None` for a text past what a place can say (no
@@ -175,17 +172,7 @@ impl LoadedModule {
         Some(Place { chunk, start, len })
     }
 
-    /// Where the remembered answer for `offset` is (`None`: nothing there), in the
-    /// chunks [`Self::texts`] gives.
-    pub fn answer(&self, offset: u64) -> Option<Place> {
-        self.memo
-            .borrow()
-            .get(&offset)
-            .copied()
-            .filter(|p| p.chunk != NOTHING)
-    }
-
-    /// The chunks the places of [`Self::answer`] point into, shared with the answer being
+    /// The chunks the places of [`Self::places_sorted`] point into, shared with the answer being
     /// written (answers are written on other threads).
     pub fn texts(&self) -> Vec<Arc<Vec<u8>>> {
         self.chunks.borrow().clone()
