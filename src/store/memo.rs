@@ -40,9 +40,9 @@ const CHUNK: usize = 1 << 20;
 /// re-symbolication, and a repeat is then a lookup and a copy.
 pub struct LoadedModule {
     module: Module,
-    /// Ordered: a request's offsets are looked up ascending, so consecutive lookups
-    /// meet the same nodes (a hash table's probes were a cache miss each).
-    memo: std::cell::RefCell<std::collections::BTreeMap<u64, Place>>,
+    /// Sorted by offset: a request's offsets, ascending, are looked up in one forward
+    /// walk (a hash table's probes were a cache miss each, a tree's a descent each).
+    memo: std::cell::RefCell<Vec<(u64, Place)>>,
     /// The texts `memo` points into. Only the last chunk grows, and only while no answer
     /// being written holds it.
     chunks: std::cell::RefCell<Vec<Arc<Vec<u8>>>>,
@@ -56,8 +56,8 @@ pub struct LoadedModule {
     origin: Option<String>,
 }
 
-/// Bytes counted per remembered answer besides its text (its share of a tree node).
-const MEMO_ENTRY_COST: u64 = 32;
+/// Bytes counted per remembered answer besides its text.
+const MEMO_ENTRY_COST: u64 = std::mem::size_of::<(u64, Place)>() as u64;
 
 /// Answers kept per module before the memo starts over.
 const MAX_MEMO: usize = 1 << 20;
@@ -109,9 +109,11 @@ impl LoadedModule {
         let mut missing = Vec::new();
         {
             let memo = self.memo.borrow();
-            for (i, o) in offsets.iter().enumerate() {
-                match memo.get(o) {
-                    Some(&place) => places.push(place),
+            let mut at = 0;
+            for (i, &o) in offsets.iter().enumerate() {
+                at = gallop(&memo, at, o);
+                match memo.get(at).filter(|e| e.0 == o) {
+                    Some(&(_, place)) => places.push(place),
                     None => {
                         places.push(Place::NOTHING);
                         missing.push(i);
@@ -132,6 +134,7 @@ impl LoadedModule {
         // Each answer is encoded as it comes: a big request's answers are never all held
         // as structures at once.
         let mut scratch = Vec::new();
+        let mut new = Vec::with_capacity(asked.len());
         self.guarded(|| {
             self.module.lookup_each(&asked, &mut |i, s| {
                 let place = match s {
@@ -143,10 +146,28 @@ impl LoadedModule {
                     None => Place::NOTHING,
                 };
                 self.memo_bytes.set(self.memo_bytes.get() + MEMO_ENTRY_COST);
-                self.memo.borrow_mut().insert(asked[i], place);
+                new.push((asked[i], place));
                 places[missing[i]] = place;
             })
         })?;
+        // Answers may come in any order; merged into the memo in one pass.
+        new.sort_unstable_by_key(|e| e.0);
+        let mut memo = self.memo.borrow_mut();
+        let old = std::mem::take(&mut *memo);
+        memo.reserve_exact(old.len() + new.len());
+        let (mut a, mut b) = (old.into_iter().peekable(), new.into_iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.0 <= y.0 => a.next(),
+                (Some(_), Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, _) => b.next(),
+            };
+            match next {
+                Some(e) => memo.push(e),
+                None => break,
+            }
+        }
         Ok(places)
     }
 
@@ -179,7 +200,8 @@ impl LoadedModule {
     }
 
     fn forget(&self) {
-        self.memo.borrow_mut().clear();
+        // The memory goes too (a kept capacity would not be counted).
+        *self.memo.borrow_mut() = Vec::new();
         self.chunks.borrow_mut().clear();
         self.memo_bytes.set(0);
     }
@@ -202,5 +224,41 @@ impl LoadedModule {
     /// The error of a module whose lookups failed.
     pub fn failure(&self) -> Option<LoadError> {
         self.failed.borrow().clone()
+    }
+}
+
+/// The index of the first entry of `memo[from..]` at or past `offset`: steps doubling
+/// from `from`, then a binary search (offsets asked close together cost a step or two).
+fn gallop(memo: &[(u64, Place)], from: usize, offset: u64) -> usize {
+    let rest = &memo[from.min(memo.len())..];
+    let (mut lo, mut step) = (0, 1);
+    while step <= rest.len() && rest[step - 1].0 < offset {
+        lo = step;
+        step *= 2;
+    }
+    let hi = step.min(rest.len());
+    from + lo + rest[lo..hi].partition_point(|e| e.0 < offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gallop_finds_what_a_binary_search_finds() {
+        let memo: Vec<(u64, Place)> = (0..300u64)
+            .map(|i| (i * 8 + i % 7, Place::NOTHING))
+            .collect();
+        for from in [0, 1, 5, 64, 299, 300] {
+            for offset in 0..2500 {
+                let want = from + memo[from..].partition_point(|e| e.0 < offset);
+                assert_eq!(
+                    gallop(&memo, from, offset),
+                    want,
+                    "from {from}, offset {offset}"
+                );
+            }
+        }
+        assert_eq!(gallop(&[], 0, 5), 0);
     }
 }
