@@ -73,7 +73,7 @@ impl Module {
     pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
         match self {
             Module::Native(m) => m.lookup_sorted(offsets),
-            Module::Pdb(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
+            Module::Pdb(m) => m.lookup_sorted(offsets),
             Module::Breakpad(m) => m.lookup_sorted(offsets),
             Module::Sidecar(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
         }
