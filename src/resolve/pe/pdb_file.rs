@@ -49,11 +49,14 @@ fn site_row_at(rows: &[Row], rva: u32) -> Option<&Row> {
 
 #[derive(Debug)]
 struct Site {
-    parent: Option<usize>,
+    parent: Option<u32>,
+    /// Sites between it and the procedure.
+    depth: u32,
     /// The inlinee's global id; `None` when it cannot be resolved (answered without a
     /// name, which the front-end shows its own way, never `??`).
     inlinee: Option<pdb::IdIndex>,
-    rows: Vec<Row>,
+    /// Its rows in `Detail::rows`.
+    rows: (u32, u32),
 }
 
 /// A procedure as the index knows it: where it is and where its record is.
@@ -69,9 +72,31 @@ struct ProcRef {
 #[derive(Debug)]
 struct Detail {
     name: Text,
+    /// The procedure's own rows (the first `own_rows`), then each site's, each run sorted
+    /// by start.
     rows: Vec<Row>,
+    own_rows: u32,
     sites: Vec<Site>,
 }
+
+impl Detail {
+    fn empty(name: Text) -> Detail {
+        Detail {
+            name,
+            rows: Vec::new(),
+            own_rows: 0,
+            sites: Vec::new(),
+        }
+    }
+
+    fn site_rows(&self, site: &Site) -> &[Row] {
+        self.rows
+            .get(site.rows.0 as usize..site.rows.1 as usize)
+            .unwrap_or(&[])
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, crate::resolve::dwarf::Fast>;
 
 /// The parts of the PDB that lookups read from, held for the module's life.
 struct Parts {
@@ -90,9 +115,9 @@ struct Cache {
     /// By position in `PdbModule::procs`.
     details: Vec<Option<Box<Detail>>>,
     /// File names by string-table offset.
-    files: HashMap<u32, Option<Text>>,
+    files: FastMap<u32, Option<Text>>,
     /// Inlinee names by global id.
-    inlinees: HashMap<pdb::IdIndex, Option<Text>>,
+    inlinees: FastMap<pdb::IdIndex, Option<Text>>,
 }
 
 pub struct PdbModule {
@@ -325,7 +350,7 @@ const S_INLINESITE2: u16 = 0x115d;
 /// A module's line program and inlinee lines, read once per lookup batch that needs them.
 struct ModuleLines<'a> {
     program: pdb::LineProgram<'a>,
-    inlinees: HashMap<pdb::IdIndex, pdb::Inlinee<'a>>,
+    inlinees: FastMap<pdb::IdIndex, pdb::Inlinee<'a>>,
 }
 
 /// What one batch of lookups reads from the PDB's streams: the type and id finders (one
@@ -338,8 +363,8 @@ struct Batch<'a> {
         pdb::ItemFinder<'a, pdb::TypeIndex>,
         pdb::ItemFinder<'a, pdb::IdIndex>,
     )>,
-    lines: HashMap<u32, Option<Rc<ModuleLines<'a>>>>,
-    exports: RefCell<HashMap<usize, Option<pdb::CrossModuleExports>>>,
+    lines: FastMap<u32, Option<Rc<ModuleLines<'a>>>>,
+    exports: RefCell<FastMap<usize, Option<pdb::CrossModuleExports>>>,
 }
 
 impl<'a> Batch<'a> {
@@ -347,8 +372,8 @@ impl<'a> Batch<'a> {
         Batch {
             parts,
             finders: OnceCell::new(),
-            lines: HashMap::new(),
-            exports: RefCell::new(HashMap::new()),
+            lines: FastMap::default(),
+            exports: RefCell::new(FastMap::default()),
         }
     }
 
@@ -405,38 +430,16 @@ impl<'a> Batch<'a> {
     fn detail(&mut self, p: &ProcRef) -> Detail {
         let parts = self.parts;
         let Some(info) = parts.modules.get(p.module as usize).and_then(|i| i.as_ref()) else {
-            return Detail {
-                name: Text::from(""),
-                rows: Vec::new(),
-                sites: Vec::new(),
-            };
+            return Detail::empty(Text::from(""));
         };
-        let mut symbols = match info.symbols_at(p.symbol) {
-            Ok(s) => s,
-            Err(_) => {
-                return Detail {
-                    name: Text::from(""),
-                    rows: Vec::new(),
-                    sites: Vec::new(),
-                };
-            }
+        let Ok(mut symbols) = info.symbols_at(p.symbol) else {
+            return Detail::empty(Text::from(""));
         };
         let proc_ = match symbols.next().map(|s| s.map(|s| s.parse())) {
             Ok(Some(Ok(pdb::SymbolData::Procedure(proc_)))) => proc_,
-            _ => {
-                return Detail {
-                    name: Text::from(""),
-                    rows: Vec::new(),
-                    sites: Vec::new(),
-                };
-            }
+            _ => return Detail::empty(Text::from("")),
         };
-        let name: Text = proc_name(&self.formatter(), &proc_).into();
-        let mut detail = Detail {
-            name,
-            rows: Vec::new(),
-            sites: Vec::new(),
-        };
+        let mut detail = Detail::empty(proc_name(&self.formatter(), &proc_).into());
         let _ = self.read_lines(p.module, &proc_, &mut symbols, &mut detail);
         detail
     }
@@ -464,17 +467,29 @@ impl<'a> Batch<'a> {
             return Ok(());
         };
         let address_map = &parts.address_map;
-        let to_rows = |it: &mut dyn FnMut() -> pdb::Result<Option<pdb::LineInfo>>|
-         -> pdb::Result<Vec<Row>> {
-            let mut rows = Vec::new();
+        // Appends rows to `detail.rows`, sorted among themselves; returns their range.
+        let to_rows = |rows: &mut Vec<Row>,
+                       it: &mut dyn FnMut() -> pdb::Result<Option<pdb::LineInfo>>|
+         -> pdb::Result<(u32, u32)> {
+            let from = rows.len();
+            // The file of consecutive rows is mostly the same: its name's place is looked
+            // up once per change.
+            let mut last: Option<(pdb::FileIndex, u32)> = None;
             while let Some(l) = it()? {
                 let Some(rva) = l.offset.to_rva(address_map) else {
                     continue;
                 };
-                let file = lines
-                    .program
-                    .get_file_info(l.file_index)
-                    .map_or(NO_FILE, |fi| fi.name.0);
+                let file = match last {
+                    Some((index, file)) if index == l.file_index => file,
+                    _ => {
+                        let file = lines
+                            .program
+                            .get_file_info(l.file_index)
+                            .map_or(NO_FILE, |fi| fi.name.0);
+                        last = Some((l.file_index, file));
+                        file
+                    }
+                };
                 rows.push(Row {
                     start: rva.0,
                     len: l.length.unwrap_or(1),
@@ -482,13 +497,14 @@ impl<'a> Batch<'a> {
                     line: l.line_start,
                 });
             }
-            rows.sort_by_key(|r| r.start);
-            Ok(rows)
+            rows[from..].sort_by_key(|r| r.start);
+            Ok((from as u32, rows.len() as u32))
         };
         let mut it = lines.program.lines_for_symbol(proc_.offset);
-        detail.rows = to_rows(&mut || it.next())?;
-        // Symbol index of each inline site of the procedure -> its position.
-        let mut site_at: HashMap<pdb::SymbolIndex, usize> = HashMap::new();
+        detail.own_rows = to_rows(&mut detail.rows, &mut || it.next())?.1;
+        // Symbol index of each inline site of the procedure with its position, in the
+        // order read (ascending).
+        let mut site_at: Vec<(pdb::SymbolIndex, u32)> = Vec::new();
         // The procedure's sites are the records up to the next procedure (as when the
         // module was read whole).
         while let Some(sym) = symbols.next()? {
@@ -505,21 +521,28 @@ impl<'a> Batch<'a> {
                 continue;
             };
             // The parent is the procedure or another site.
-            let parent = site.parent.and_then(|p| site_at.get(&p).copied());
+            let parent = site.parent.and_then(|p| {
+                site_at
+                    .binary_search_by_key(&p, |s| s.0)
+                    .ok()
+                    .map(|i| site_at[i].1)
+            });
+            let depth = parent.map_or(0, |p| detail.sites[p as usize].depth + 1);
             let inlinee = self.global_id(module as usize, site.inlinee);
             let rows = match lines.inlinees.get(&site.inlinee) {
                 Some(inl) => {
                     let mut it = inl.lines(proc_.offset, &site);
-                    to_rows(&mut || it.next())?
+                    to_rows(&mut detail.rows, &mut || it.next())?
                 }
-                None => Vec::new(),
+                None => (0, 0),
             };
             detail.sites.push(Site {
                 parent,
+                depth,
                 inlinee,
                 rows,
             });
-            site_at.insert(sym.index(), detail.sites.len() - 1);
+            site_at.push((sym.index(), detail.sites.len() as u32 - 1));
         }
         Ok(())
     }
@@ -635,19 +658,22 @@ impl PdbModule {
                 .clone()
         };
         let line = |r: Option<&Row>| r.map(|r| r.line).filter(|&l| l != 0);
-        // The deepest site covering the address, then its parents.
+        // The deepest site covering the address (the last of equal depth), then its
+        // parents.
         let sites = &detail.sites;
-        let deepest = sites
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| site_row_at(&s.rows, rva).is_some())
-            .max_by_key(|(i, _)| depth(sites, *i))
-            .map(|(i, _)| i);
+        let mut deepest: Option<(usize, u32)> = None;
+        for (i, s) in sites.iter().enumerate() {
+            if deepest.is_none_or(|(_, d)| s.depth >= d)
+                && site_row_at(detail.site_rows(s), rva).is_some()
+            {
+                deepest = Some((i, s.depth));
+            }
+        }
         let mut frames = Vec::new();
-        let mut at = deepest;
+        let mut at = deepest.map(|(i, _)| i);
         while let Some(i) = at {
             let site = &sites[i];
-            let r = site_row_at(&site.rows, rva);
+            let r = site_row_at(detail.site_rows(site), rva);
             let function = site.inlinee.and_then(|id| {
                 inlinees
                     .entry(id)
@@ -663,11 +689,11 @@ impl PdbModule {
                 file: file(r),
                 line: line(r),
             });
-            at = site.parent;
+            at = site.parent.map(|p| p as usize);
         }
         // Each site's rows give its own code's lines, where nested inline code counts as
         // its call site; the procedure's rows give the outer call site likewise.
-        let outer = row_at(&detail.rows, rva);
+        let outer = row_at(&detail.rows[..detail.own_rows as usize], rva);
         Some(Symbolized {
             function: detail.name.clone(),
             function_offset: u64::from(rva - p.start),
@@ -677,13 +703,4 @@ impl PdbModule {
             inlines: frames,
         })
     }
-}
-
-fn depth(sites: &[Site], mut i: usize) -> usize {
-    let mut d = 0;
-    while let Some(p) = sites[i].parent {
-        d += 1;
-        i = p;
-    }
-    d
 }
