@@ -276,15 +276,25 @@ fn read_index<S: pdb::Source<'static> + 'static>(
             if !sym.starts_scope() || kind == S_INLINESITE || kind == S_INLINESITE2 {
                 continue;
             }
-            if let Ok(pdb::SymbolData::Procedure(p)) = sym.parse()
-                && let Some(rva) = p.offset.to_rva(&address_map)
-            {
+            let Ok(pdb::SymbolData::Procedure(p)) = sym.parse() else {
+                continue;
+            };
+            if let Some(rva) = p.offset.to_rva(&address_map) {
                 procs.push(ProcRef {
                     start: rva.0,
                     size: p.len,
                     module: m as u32,
                     symbol: sym.index(),
                 });
+            }
+            // The procedure's own records (locals, ranges, inline sites: most of the
+            // stream) are skipped when its end record is where it says.
+            if p.end > sym.index()
+                && let Ok(mut after) = info.symbols_at(p.end)
+                && let Ok(Some(end)) = after.next()
+                && matches!(end.raw_kind(), S_END | S_PROC_ID_END)
+            {
+                symbols = after;
             }
         }
     }
@@ -343,6 +353,8 @@ fn read_index<S: pdb::Source<'static> + 'static>(
 }
 
 // Raw symbol kinds (CodeView `SYM_ENUM_e`), for filtering before parsing.
+const S_END: u16 = 0x0006;
+const S_PROC_ID_END: u16 = 0x114f;
 const S_PUB32: u16 = 0x110e;
 const S_INLINESITE: u16 = 0x114d;
 const S_INLINESITE2: u16 = 0x115d;
