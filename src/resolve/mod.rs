@@ -85,6 +85,7 @@ impl Module {
     pub fn lookup_each(&self, offsets: &[u64], found: &mut dyn FnMut(usize, Option<Symbolized>)) {
         match self {
             Module::Native(m) => m.lookup_each(offsets, found),
+            Module::Pdb(m) => m.lookup_each(offsets, found),
             _ => {
                 for (i, s) in self.lookup_sorted(offsets).into_iter().enumerate() {
                     found(i, s);

@@ -107,6 +107,16 @@ struct Parts {
     modules: Vec<Option<pdb::ModuleInfo<'static>>>,
     module_by_name: HashMap<String, usize>,
     ptr_size: u64,
+    /// The mapped file, whose pages are given back after reading (see [`RELEASE_EVERY`]).
+    data: Option<Rc<FileBytes>>,
+}
+
+impl Parts {
+    fn release(&self) {
+        if let Some(d) = &self.data {
+            d.release(d);
+        }
+    }
 }
 
 /// What lookups have read so far; each is read once per module.
@@ -130,6 +140,11 @@ pub struct PdbModule {
     cache: RefCell<Cache>,
     cost: u64,
 }
+
+/// Procedures read between two givings-back of the mapped file's pages: the pages of the
+/// streams read stay in memory only while in use (the type stream is read again for each
+/// name); reading them again costs a fault from the page cache.
+const RELEASE_EVERY: usize = 1024;
 
 /// The debug ID from a PDB: GUID of the info stream, age of the DBI stream.
 fn pdb_id<S: pdb::Source<'static> + 'static>(
@@ -227,11 +242,13 @@ pub fn load_pdb(
 ) -> Result<PdbModule, LoadError> {
     let path = ctx.path;
     let cost = data.len() as u64;
-    let mut pdb = pdb::PDB::open(MappedSource(data)).map_err(|e| pdb_error(path, e))?;
+    let mut pdb = pdb::PDB::open(MappedSource(data.clone())).map_err(|e| pdb_error(path, e))?;
     let id = pdb_id(&mut pdb).map_err(|e| pdb_error(path, e))?;
     crate::resolve::open::check_id(path, &id, want)?;
     let mut m = read_index(&mut pdb, cost).map_err(|e| pdb_error(path, e))?;
     m.path = path.to_path_buf();
+    data.release(&data);
+    m.parts.data = Some(data);
     Ok(m)
 }
 
@@ -346,6 +363,7 @@ fn read_index<S: pdb::Source<'static> + 'static>(
             modules,
             module_by_name,
             ptr_size,
+            data: None,
         },
         cache: RefCell::new(cache),
         cost,
@@ -376,6 +394,8 @@ struct Batch<'a> {
         pdb::ItemFinder<'a, pdb::IdIndex>,
     )>,
     lines: FastMap<u32, Option<Rc<ModuleLines<'a>>>>,
+    /// Procedures read by this batch.
+    details_read: usize,
     exports: RefCell<FastMap<usize, Option<pdb::CrossModuleExports>>>,
 }
 
@@ -385,6 +405,7 @@ impl<'a> Batch<'a> {
             parts,
             finders: OnceCell::new(),
             lines: FastMap::default(),
+            details_read: 0,
             exports: RefCell::new(FastMap::default()),
         }
     }
@@ -398,7 +419,8 @@ impl<'a> Batch<'a> {
         self.finders.get_or_init(|| {
             let mut types = self.parts.tpi.finder();
             let mut it = self.parts.tpi.iter();
-            // A stream that ends in a broken record is indexed up to it, as before.
+            // A stream that ends in a broken record is indexed up to it: the names that
+            // need what follows are answered bare.
             while let Ok(Some(_)) = it.next() {
                 types.update(&it);
             }
@@ -407,6 +429,8 @@ impl<'a> Batch<'a> {
             while let Ok(Some(_)) = it.next() {
                 ids.update(&it);
             }
+            // The scan read both streams whole; names read only a few of their pages.
+            self.parts.release();
             (types, ids)
         })
     }
@@ -440,6 +464,7 @@ impl<'a> Batch<'a> {
     /// A procedure's name, rows and inline sites from its module. A record that cannot be
     /// read ends what is read of the procedure (its name stays).
     fn detail(&mut self, p: &ProcRef) -> Detail {
+        self.details_read += 1;
         let parts = self.parts;
         let Some(info) = parts.modules.get(p.module as usize).and_then(|i| i.as_ref()) else {
             return Detail::empty(Text::from(""));
@@ -628,12 +653,27 @@ impl PdbModule {
 
     /// Resolves module offsets (in any order; one batch reads each procedure once).
     pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
+        let mut out = Vec::with_capacity(offsets.len());
+        self.lookup_each(offsets, &mut |_, s| out.push(s));
+        out
+    }
+
+    /// As [`Self::lookup_sorted`], each answer handed to `found` as soon as it is known
+    /// (with the index of its offset), so that a big request's answers are never all held.
+    pub fn lookup_each(&self, offsets: &[u64], found: &mut dyn FnMut(usize, Option<Symbolized>)) {
         let mut batch = Batch::new(&self.parts);
         let mut cache = self.cache.borrow_mut();
-        offsets
-            .iter()
-            .map(|&o| self.lookup_in(&mut batch, &mut cache, o))
-            .collect()
+        let mut read = 0;
+        for (i, &o) in offsets.iter().enumerate() {
+            found(i, self.lookup_in(&mut batch, &mut cache, o));
+            if batch.details_read > read + RELEASE_EVERY {
+                read = batch.details_read;
+                self.parts.release();
+            }
+        }
+        if batch.details_read > 0 {
+            self.parts.release();
+        }
     }
 
     fn lookup_in(&self, batch: &mut Batch<'_>, cache: &mut Cache, offset: u64) -> Option<Symbolized> {
