@@ -389,10 +389,7 @@ struct ModuleLines<'a> {
 /// in the module's [`Cache`].
 struct Batch<'a> {
     parts: &'a Parts,
-    finders: OnceCell<(
-        pdb::ItemFinder<'a, pdb::TypeIndex>,
-        pdb::ItemFinder<'a, pdb::IdIndex>,
-    )>,
+    formatter: OnceCell<NameFormatter<'a, 'static>>,
     lines: FastMap<u32, Option<Rc<ModuleLines<'a>>>>,
     /// Procedures read by this batch.
     details_read: usize,
@@ -403,20 +400,16 @@ impl<'a> Batch<'a> {
     fn new(parts: &'a Parts) -> Batch<'a> {
         Batch {
             parts,
-            finders: OnceCell::new(),
+            formatter: OnceCell::new(),
             lines: FastMap::default(),
             details_read: 0,
             exports: RefCell::new(FastMap::default()),
         }
     }
 
-    fn finders(
-        &self,
-    ) -> &(
-        pdb::ItemFinder<'a, pdb::TypeIndex>,
-        pdb::ItemFinder<'a, pdb::IdIndex>,
-    ) {
-        self.finders.get_or_init(|| {
+    /// The name formatter, over finders of the type and id streams built on first use.
+    fn formatter(&self) -> &NameFormatter<'a, 'static> {
+        self.formatter.get_or_init(|| {
             let mut types = self.parts.tpi.finder();
             let mut it = self.parts.tpi.iter();
             // A stream that ends in a broken record is indexed up to it: the names that
@@ -431,13 +424,8 @@ impl<'a> Batch<'a> {
             }
             // The scan read both streams whole; names read only a few of their pages.
             self.parts.release();
-            (types, ids)
+            NameFormatter::new(types, ids, &self.parts.tpi, self.parts.ptr_size)
         })
-    }
-
-    fn formatter(&self) -> NameFormatter<'_, 'a, 'static> {
-        let (types, ids) = self.finders();
-        NameFormatter::new(types, ids, &self.parts.tpi, self.parts.ptr_size)
     }
 
     /// An inlinee id with the cross-module bit names an item another module exports.
@@ -476,7 +464,7 @@ impl<'a> Batch<'a> {
             Ok(Some(Ok(pdb::SymbolData::Procedure(proc_)))) => proc_,
             _ => return Detail::empty(Text::from("")),
         };
-        let mut detail = Detail::empty(proc_name(&self.formatter(), &proc_).into());
+        let mut detail = Detail::empty(proc_name(self.formatter(), &proc_).into());
         let _ = self.read_lines(p.module, &proc_, &mut symbols, &mut detail);
         detail
     }
@@ -588,15 +576,16 @@ impl<'a> Batch<'a> {
     /// cannot be formatted.
     fn inlinee_name(&self, module: usize, id: pdb::IdIndex) -> Option<String> {
         let resolve = |i: pdb::IdIndex| self.global_id(module, i);
-        self.formatter()
+        let formatter = self.formatter();
+        formatter
             .id(id, &resolve)
-            .or_else(|| inlinee_name(&self.finders().1, &self.finders().0, id))
+            .or_else(|| inlinee_name(formatter.ids(), formatter.types(), id))
     }
 }
 
 /// A procedure's name as dump_syms writes it in FUNC records: with its arguments from its
 /// type (`ns::f(int, char const*)`); an MSVC-decorated name (`?f@@YAXH@Z`) demangled.
-fn proc_name(formatter: &NameFormatter<'_, '_, '_>, p: &pdb::ProcedureSymbol<'_>) -> String {
+fn proc_name(formatter: &NameFormatter<'_, '_>, p: &pdb::ProcedureSymbol<'_>) -> String {
     let raw = p.name.to_string();
     if raw.starts_with('?') {
         return demangle(&raw);
