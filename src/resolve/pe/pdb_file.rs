@@ -77,6 +77,68 @@ struct Detail {
     rows: Vec<Row>,
     own_rows: u32,
     sites: Vec<Site>,
+    /// Lookups answered from it so far.
+    lookups: u32,
+    /// The sites' rows by start, built once a procedure with many sites is asked for
+    /// often (a big function sampled many times).
+    spans: Option<Spans>,
+}
+
+/// Lookups in a procedure before its sites' rows are indexed ([`Spans`]): fewer are
+/// answered by going through the sites.
+const INDEX_AFTER: u32 = 4;
+/// Sites below which a procedure is never indexed.
+const INDEX_SITES: usize = 16;
+
+/// The sites' nonempty rows sorted by start, with the furthest end reached so far at
+/// each, so that the rows covering an address are found without visiting every site.
+#[derive(Debug)]
+struct Spans {
+    /// (start, length, site).
+    spans: Vec<(u32, u32, u32)>,
+    max_end: Vec<u64>,
+}
+
+impl Spans {
+    fn new(detail: &Detail) -> Spans {
+        let mut spans: Vec<(u32, u32, u32)> = Vec::new();
+        for (i, site) in detail.sites.iter().enumerate() {
+            for r in detail.site_rows(site) {
+                if r.len > 0 {
+                    spans.push((r.start, r.len, i as u32));
+                }
+            }
+        }
+        spans.sort_unstable();
+        let mut end = 0u64;
+        let max_end = spans
+            .iter()
+            .map(|&(start, len, _)| {
+                end = end.max(u64::from(start) + u64::from(len));
+                end
+            })
+            .collect();
+        Spans { spans, max_end }
+    }
+
+    /// The deepest site with a row covering `rva`, the last of equal depth.
+    fn deepest(&self, sites: &[Site], rva: u32) -> Option<usize> {
+        let k = self.spans.partition_point(|s| s.0 <= rva);
+        let mut best: Option<(u32, u32)> = None;
+        for j in (0..k).rev() {
+            if self.max_end[j] <= u64::from(rva) {
+                break;
+            }
+            let (start, len, site) = self.spans[j];
+            if rva - start < len {
+                let depth = sites[site as usize].depth;
+                if best.is_none_or(|(d, s)| depth > d || (depth == d && site > s)) {
+                    best = Some((depth, site));
+                }
+            }
+        }
+        best.map(|(_, s)| s as usize)
+    }
 }
 
 impl Detail {
@@ -86,7 +148,32 @@ impl Detail {
             rows: Vec::new(),
             own_rows: 0,
             sites: Vec::new(),
+            lookups: 0,
+            spans: None,
         }
+    }
+
+    /// The deepest site covering `rva` (the last of equal depth).
+    fn deepest(&mut self, rva: u32) -> Option<usize> {
+        self.lookups += 1;
+        if self.spans.is_none()
+            && self.lookups > INDEX_AFTER
+            && self.sites.len() >= INDEX_SITES
+        {
+            self.spans = Some(Spans::new(self));
+        }
+        if let Some(spans) = &self.spans {
+            return spans.deepest(&self.sites, rva);
+        }
+        let mut deepest: Option<(usize, u32)> = None;
+        for (i, s) in self.sites.iter().enumerate() {
+            if deepest.is_none_or(|(_, d)| s.depth >= d)
+                && site_row_at(self.site_rows(s), rva).is_some()
+            {
+                deepest = Some((i, s.depth));
+            }
+        }
+        deepest.map(|(i, _)| i)
     }
 
     fn site_rows(&self, site: &Site) -> &[Row] {
@@ -701,17 +788,10 @@ impl PdbModule {
         let line = |r: Option<&Row>| r.map(|r| r.line).filter(|&l| l != 0);
         // The deepest site covering the address (the last of equal depth), then its
         // parents.
+        let mut at = detail.deepest(rva);
+        let detail = &**detail;
         let sites = &detail.sites;
-        let mut deepest: Option<(usize, u32)> = None;
-        for (i, s) in sites.iter().enumerate() {
-            if deepest.is_none_or(|(_, d)| s.depth >= d)
-                && site_row_at(detail.site_rows(s), rva).is_some()
-            {
-                deepest = Some((i, s.depth));
-            }
-        }
         let mut frames = Vec::new();
-        let mut at = deepest.map(|(i, _)| i);
         while let Some(i) = at {
             let site = &sites[i];
             let r = site_row_at(detail.site_rows(site), rva);
