@@ -52,7 +52,7 @@ pub enum Module {
     /// ELF, Mach-O or PE: DWARF, symbol or export tables.
     Native(Box<native::NativeModule>),
     /// A PDB's procedures, lines and inline sites.
-    Pdb(pe::PdbModule),
+    Pdb(Box<pe::PdbModule>),
     /// A Breakpad `.sym` file, indexed.
     Breakpad(breakpad::SymFile),
     /// A module of the profile's `.syms.json` sidecar.

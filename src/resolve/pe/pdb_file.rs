@@ -156,10 +156,7 @@ impl Detail {
     /// The deepest site covering `rva` (the last of equal depth).
     fn deepest(&mut self, rva: u32) -> Option<usize> {
         self.lookups += 1;
-        if self.spans.is_none()
-            && self.lookups > INDEX_AFTER
-            && self.sites.len() >= INDEX_SITES
-        {
+        if self.spans.is_none() && self.lookups > INDEX_AFTER && self.sites.len() >= INDEX_SITES {
             self.spans = Some(Spans::new(self));
         }
         if let Some(spans) = &self.spans {
@@ -541,7 +538,11 @@ impl<'a> Batch<'a> {
     fn detail(&mut self, p: &ProcRef) -> Detail {
         self.details_read += 1;
         let parts = self.parts;
-        let Some(info) = parts.modules.get(p.module as usize).and_then(|i| i.as_ref()) else {
+        let Some(info) = parts
+            .modules
+            .get(p.module as usize)
+            .and_then(|i| i.as_ref())
+        else {
             return Detail::empty(Text::from(""));
         };
         let Ok(mut symbols) = info.symbols_at(p.symbol) else {
@@ -752,7 +753,12 @@ impl PdbModule {
         }
     }
 
-    fn lookup_in(&self, batch: &mut Batch<'_>, cache: &mut Cache, offset: u64) -> Option<Symbolized> {
+    fn lookup_in(
+        &self,
+        batch: &mut Batch<'_>,
+        cache: &mut Cache,
+        offset: u64,
+    ) -> Option<Symbolized> {
         let rva = u32::try_from(offset).ok()?;
         let i = self.procs.partition_point(|p| p.start <= rva);
         let Some((i, p)) = i
