@@ -20,9 +20,13 @@ fn request(bad_dir: &std::path::Path) -> (Value, String, String) {
         .find(|a| a["expect"]["found"] == json!(true))
         .map(|a| parse_hex(a["module_offset"].as_str().unwrap()))
         .unwrap();
+    // PDB procedures are read when an address falls in them: the request covers all of
+    // mathlib's code, so that the damaged one is read.
+    let mut stack = vec![json!([0, 0x1000]), json!([1, inside]), json!([0, 0x1010])];
+    stack.extend((0x1000..0x3000).step_by(4).map(|o| json!([0, o])));
     let req = json!({"jobs": [
         {"memoryMap": [["mathlib.pdb", id], ["libmathlib.so", good]],
-         "stacks": [[[0, 0x1000], [1, inside], [0, 0x1010]]]}
+         "stacks": [stack]}
     ]});
     let _ = bad_dir;
     (req, id, good)

@@ -52,7 +52,7 @@ pub enum Module {
     /// ELF, Mach-O or PE: DWARF, symbol or export tables.
     Native(Box<native::NativeModule>),
     /// A PDB's procedures, lines and inline sites.
-    Pdb(pe::PdbModule),
+    Pdb(Box<pe::PdbModule>),
     /// A Breakpad `.sym` file, indexed.
     Breakpad(breakpad::SymFile),
     /// A module of the profile's `.syms.json` sidecar.
@@ -73,7 +73,7 @@ impl Module {
     pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
         match self {
             Module::Native(m) => m.lookup_sorted(offsets),
-            Module::Pdb(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
+            Module::Pdb(m) => m.lookup_sorted(offsets),
             Module::Breakpad(m) => m.lookup_sorted(offsets),
             Module::Sidecar(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
         }
@@ -86,6 +86,7 @@ impl Module {
         match self {
             Module::Native(m) => m.lookup_each(offsets, found),
             Module::Breakpad(m) => m.lookup_each(offsets, found),
+            Module::Pdb(m) => m.lookup_each(offsets, found),
             _ => {
                 for (i, s) in self.lookup_sorted(offsets).into_iter().enumerate() {
                     found(i, s);

@@ -610,6 +610,9 @@ impl std::hash::Hasher for FastHasher {
     fn write_usize(&mut self, n: usize) {
         self.write_u64(n as u64);
     }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
 }
 
 pub(super) type Fast = std::hash::BuildHasherDefault<FastHasher>;

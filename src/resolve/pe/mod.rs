@@ -55,7 +55,7 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
         if let Ok(bytes) = super::bytes::FileBytes::open(&c) {
             let sub = LoadContext { path: &c, ..*ctx };
             match load_pdb(std::rc::Rc::new(bytes), want, &sub) {
-                Ok(m) => return Ok(Module::Pdb(m)),
+                Ok(m) => return Ok(Module::Pdb(Box::new(m))),
                 Err(e) if ctx.verbose => crate::elog!("  {} ({})", e.message, e.kind),
                 Err(_) => {}
             }

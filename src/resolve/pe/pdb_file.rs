@@ -1,6 +1,8 @@
-//! PDB resolver: the PDB's procedures, line programs and inline sites (read once into
-//! owned tables), public symbols as fallback.
+//! PDB resolver: an index of the PDB's procedures read up front (their addresses only),
+//! and each procedure's name, line rows and inline sites read from its module the first
+//! time an address falls in it; public symbols as fallback.
 
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -17,7 +19,8 @@ use crate::resolve::{
 
 use super::pdb_names::NameFormatter;
 
-/// A line-table row: `len` bytes from `start` (RVAs) come from `file`:`line`.
+/// A line-table row: `len` bytes from `start` (RVAs) come from the file whose name is at
+/// `file` in the PDB's string table ([`NO_FILE`]: unknown), line `line`.
 #[derive(Debug, Clone, Copy)]
 struct Row {
     start: u32,
@@ -25,6 +28,9 @@ struct Row {
     file: u32,
     line: u32,
 }
+
+/// A row whose file could not be read: answered without a file.
+const NO_FILE: u32 = u32::MAX;
 
 /// The procedure's line row covering `rva`; at an offset with two rows (the first empty,
 /// `20 00000000 ! 22 00000000`) the first, as llvm-symbolizer answers.
@@ -41,35 +47,188 @@ fn site_row_at(rows: &[Row], rva: u32) -> Option<&Row> {
         .find(|r| r.start <= rva && rva - r.start < r.len)
 }
 
-/// A site whose inlinee has no readable name: left without one in the answer (the
-/// front-end shows its own placeholder), never `??`.
-const NO_NAME: u32 = u32::MAX;
-
 #[derive(Debug)]
 struct Site {
-    parent: Option<usize>,
-    name: u32,
-    rows: Vec<Row>,
+    parent: Option<u32>,
+    /// Sites between it and the procedure.
+    depth: u32,
+    /// The inlinee's global id; `None` when it cannot be resolved (answered without a
+    /// name, which the front-end shows its own way, never `??`).
+    inlinee: Option<pdb::IdIndex>,
+    /// Its rows in `Detail::rows`.
+    rows: (u32, u32),
 }
 
-#[derive(Debug)]
-struct Proc {
+/// A procedure as the index knows it: where it is and where its record is.
+#[derive(Debug, Clone, Copy)]
+struct ProcRef {
     start: u32,
     size: u32,
+    module: u32,
+    symbol: pdb::SymbolIndex,
+}
+
+/// What a procedure's records say, read the first time an address falls in it.
+#[derive(Debug)]
+struct Detail {
     name: Text,
+    /// The procedure's own rows (the first `own_rows`), then each site's, each run sorted
+    /// by start.
     rows: Vec<Row>,
+    own_rows: u32,
     sites: Vec<Site>,
+    /// Lookups answered from it so far.
+    lookups: u32,
+    /// The sites' rows by start, built once a procedure with many sites is asked for
+    /// often (a big function sampled many times).
+    spans: Option<Spans>,
+}
+
+/// Lookups in a procedure before its sites' rows are indexed ([`Spans`]): fewer are
+/// answered by going through the sites.
+const INDEX_AFTER: u32 = 4;
+/// Sites below which a procedure is never indexed.
+const INDEX_SITES: usize = 16;
+
+/// The sites' nonempty rows sorted by start, with the furthest end reached so far at
+/// each, so that the rows covering an address are found without visiting every site.
+#[derive(Debug)]
+struct Spans {
+    /// (start, length, site).
+    spans: Vec<(u32, u32, u32)>,
+    max_end: Vec<u64>,
+}
+
+impl Spans {
+    fn new(detail: &Detail) -> Spans {
+        let mut spans: Vec<(u32, u32, u32)> = Vec::new();
+        for (i, site) in detail.sites.iter().enumerate() {
+            for r in detail.site_rows(site) {
+                if r.len > 0 {
+                    spans.push((r.start, r.len, i as u32));
+                }
+            }
+        }
+        spans.sort_unstable();
+        let mut end = 0u64;
+        let max_end = spans
+            .iter()
+            .map(|&(start, len, _)| {
+                end = end.max(u64::from(start) + u64::from(len));
+                end
+            })
+            .collect();
+        Spans { spans, max_end }
+    }
+
+    /// The deepest site with a row covering `rva`, the last of equal depth.
+    fn deepest(&self, sites: &[Site], rva: u32) -> Option<usize> {
+        let k = self.spans.partition_point(|s| s.0 <= rva);
+        let mut best: Option<(u32, u32)> = None;
+        for j in (0..k).rev() {
+            if self.max_end[j] <= u64::from(rva) {
+                break;
+            }
+            let (start, len, site) = self.spans[j];
+            if rva - start < len {
+                let depth = sites[site as usize].depth;
+                if best.is_none_or(|(d, s)| depth > d || (depth == d && site > s)) {
+                    best = Some((depth, site));
+                }
+            }
+        }
+        best.map(|(_, s)| s as usize)
+    }
+}
+
+impl Detail {
+    fn empty(name: Text) -> Detail {
+        Detail {
+            name,
+            rows: Vec::new(),
+            own_rows: 0,
+            sites: Vec::new(),
+            lookups: 0,
+            spans: None,
+        }
+    }
+
+    /// The deepest site covering `rva` (the last of equal depth).
+    fn deepest(&mut self, rva: u32) -> Option<usize> {
+        self.lookups += 1;
+        if self.spans.is_none() && self.lookups > INDEX_AFTER && self.sites.len() >= INDEX_SITES {
+            self.spans = Some(Spans::new(self));
+        }
+        if let Some(spans) = &self.spans {
+            return spans.deepest(&self.sites, rva);
+        }
+        let mut deepest: Option<(usize, u32)> = None;
+        for (i, s) in self.sites.iter().enumerate() {
+            if deepest.is_none_or(|(_, d)| s.depth >= d)
+                && site_row_at(self.site_rows(s), rva).is_some()
+            {
+                deepest = Some((i, s.depth));
+            }
+        }
+        deepest.map(|(i, _)| i)
+    }
+
+    fn site_rows(&self, site: &Site) -> &[Row] {
+        self.rows
+            .get(site.rows.0 as usize..site.rows.1 as usize)
+            .unwrap_or(&[])
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, crate::resolve::dwarf::Fast>;
+
+/// The parts of the PDB that lookups read from, held for the module's life.
+struct Parts {
+    address_map: pdb::AddressMap<'static>,
+    strings: Option<pdb::StringTable<'static>>,
+    tpi: pdb::TypeInformation<'static>,
+    ipi: pdb::IdInformation<'static>,
+    modules: Vec<Option<pdb::ModuleInfo<'static>>>,
+    module_by_name: HashMap<String, usize>,
+    ptr_size: u64,
+    /// The mapped file, whose pages are given back after reading (see [`RELEASE_EVERY`]).
+    data: Option<Rc<FileBytes>>,
+}
+
+impl Parts {
+    fn release(&self) {
+        if let Some(d) = &self.data {
+            d.release(d);
+        }
+    }
+}
+
+/// What lookups have read so far; each is read once per module.
+#[derive(Default)]
+struct Cache {
+    /// By position in `PdbModule::procs`.
+    details: Vec<Option<Box<Detail>>>,
+    /// File names by string-table offset.
+    files: FastMap<u32, Option<Text>>,
+    /// Inlinee names by global id.
+    inlinees: FastMap<pdb::IdIndex, Option<Text>>,
 }
 
 pub struct PdbModule {
     pub path: PathBuf,
-    procs: Vec<Proc>,
+    /// Sorted by start.
+    procs: Vec<ProcRef>,
     /// Public symbols, each reaching to the next symbol (publics carry no size).
     publics: SymbolTable,
-    files: Vec<Text>,
-    names: Vec<Text>,
+    parts: Parts,
+    cache: RefCell<Cache>,
     cost: u64,
 }
+
+/// Procedures read between two givings-back of the mapped file's pages: the pages of the
+/// streams read stay in memory only while in use (the type stream is read again for each
+/// name); reading them again costs a fault from the page cache.
+const RELEASE_EVERY: usize = 1024;
 
 /// The debug ID from a PDB: GUID of the info stream, age of the DBI stream.
 fn pdb_id<S: pdb::Source<'static> + 'static>(
@@ -87,29 +246,6 @@ fn pdb_id<S: pdb::Source<'static> + 'static>(
 
 fn pdb_error(path: &Path, e: pdb::Error) -> LoadError {
     LoadError::new(LoadErrorKind::ParseError, path, format!("invalid PDB: {e}"))
-}
-
-struct Interner {
-    map: HashMap<String, u32>,
-    list: Vec<String>,
-}
-
-impl Interner {
-    fn new() -> Interner {
-        Interner {
-            map: HashMap::new(),
-            list: Vec::new(),
-        }
-    }
-    fn get(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.map.get(s) {
-            return i;
-        }
-        let i = self.list.len() as u32;
-        self.list.push(s.to_string());
-        self.map.insert(s.to_string(), i);
-        i
-    }
 }
 
 /// The PDB's bytes for the `pdb` crate, read in place from the mapped file: a PDB is never
@@ -182,7 +318,7 @@ impl pdb::Source<'static> for MappedSource {
     }
 }
 
-/// Reads a PDB (whose ID must be `want`) into owned tables.
+/// Opens a PDB (whose ID must be `want`) and indexes its procedures.
 pub fn load_pdb(
     data: Rc<FileBytes>,
     want: &crate::debugid::DebugId,
@@ -190,208 +326,354 @@ pub fn load_pdb(
 ) -> Result<PdbModule, LoadError> {
     let path = ctx.path;
     let cost = data.len() as u64;
-    let mut pdb = pdb::PDB::open(MappedSource(data)).map_err(|e| pdb_error(path, e))?;
+    let mut pdb = pdb::PDB::open(MappedSource(data.clone())).map_err(|e| pdb_error(path, e))?;
     let id = pdb_id(&mut pdb).map_err(|e| pdb_error(path, e))?;
     crate::resolve::open::check_id(path, &id, want)?;
-    let mut m = read_tables(&mut pdb, cost).map_err(|e| pdb_error(path, e))?;
+    let mut m = read_index(&mut pdb, cost).map_err(|e| pdb_error(path, e))?;
     m.path = path.to_path_buf();
+    data.release(&data);
+    m.parts.data = Some(data);
     Ok(m)
 }
 
-fn read_tables<S: pdb::Source<'static> + 'static>(
+/// The procedures' addresses from every module's symbols (no names, lines or inline sites:
+/// those are read per procedure when asked for), the public symbols, and the streams the
+/// lookups read.
+fn read_index<S: pdb::Source<'static> + 'static>(
     pdb: &mut pdb::PDB<'static, S>,
     cost: u64,
 ) -> pdb::Result<PdbModule> {
     let address_map = pdb.address_map()?;
     let strings = pdb.string_table().ok();
     let ipi = pdb.id_information()?;
-    let mut id_finder = ipi.finder();
-    let mut ids = ipi.iter();
-    while ids.next()?.is_some() {
-        id_finder.update(&ids);
-    }
     let tpi = pdb.type_information()?;
-    let mut type_finder = tpi.finder();
-    let mut types = tpi.iter();
-    while types.next()?.is_some() {
-        type_finder.update(&types);
-    }
-    let mut files = Interner::new();
-    let mut names = Interner::new();
-    let mut inlinee_names: HashMap<pdb::IdIndex, u32> = HashMap::new();
-    let mut procs = Vec::new();
-
     let dbi = pdb.debug_information()?;
     let ptr_size = match dbi.machine_type() {
         Ok(pdb::MachineType::Amd64 | pdb::MachineType::Arm64 | pdb::MachineType::Ia64) => 8,
         _ => 4,
     };
-    let formatter = NameFormatter::new(&type_finder, &id_finder, &tpi, ptr_size);
-    let mut infos = Vec::new();
+    let mut modules = Vec::new();
     let mut module_by_name: HashMap<String, usize> = HashMap::new();
-    let mut modules = dbi.modules()?;
-    while let Some(module) = modules.next()? {
-        module_by_name.insert(module.module_name().into_owned(), infos.len());
+    let mut list = dbi.modules()?;
+    while let Some(module) = list.next()? {
+        module_by_name.insert(module.module_name().into_owned(), modules.len());
         module_by_name
             .entry(module.object_file_name().into_owned())
-            .or_insert(infos.len());
-        infos.push(pdb.module_info(&module)?);
+            .or_insert(modules.len());
+        modules.push(pdb.module_info(&module)?);
     }
-    let exports: Vec<Option<pdb::CrossModuleExports>> = infos
-        .iter()
-        .map(|i| i.as_ref().and_then(|i| i.exports().ok()))
-        .collect();
-    // An inlinee id with the cross-module bit names an item another module exports.
-    let global_id = |info: &pdb::ModuleInfo<'_>, id: pdb::IdIndex| -> Option<pdb::IdIndex> {
-        if !pdb::ItemIndex::is_cross_module(id) {
-            return Some(id);
-        }
-        let pdb::CrossModuleRef(pdb::ModuleRef(name), local) =
-            info.imports().ok()?.resolve_import(id).ok()?;
-        let name = name.to_string_lossy(strings.as_ref()?).ok()?;
-        let m = *module_by_name.get(name.as_ref())?;
-        exports.get(m)?.as_ref()?.resolve_import(local).ok()?
-    };
-
-    for info in infos.iter().flatten() {
-        let program = info.line_program()?;
-        let inlinees: HashMap<pdb::IdIndex, pdb::Inlinee<'_>> =
-            info.inlinees()?.map(|i| Ok((i.index(), i))).collect()?;
-        let mut file_of = |index: pdb::FileIndex| -> u32 {
-            let name = program
-                .get_file_info(index)
-                .ok()
-                .and_then(|fi| {
-                    Some(
-                        fi.name
-                            .to_string_lossy(strings.as_ref()?)
-                            .ok()?
-                            .into_owned(),
-                    )
-                })
-                .unwrap_or_default();
-            files.get(&name)
-        };
-        let to_rows = |lines: &mut dyn FnMut() -> pdb::Result<Option<pdb::LineInfo>>,
-                       file_of: &mut dyn FnMut(pdb::FileIndex) -> u32|
-         -> pdb::Result<Vec<Row>> {
-            let mut rows = Vec::new();
-            while let Some(l) = lines()? {
-                let Some(rva) = l.offset.to_rva(&address_map) else {
-                    continue;
-                };
-                rows.push(Row {
+    let mut procs = Vec::new();
+    for (m, info) in modules.iter().enumerate() {
+        let Some(info) = info else { continue };
+        // Each module's line program is parsed here, once, so that a module whose line
+        // subsections are unreadable fails the PDB as a whole, as it did when everything was
+        // read up front; the rows themselves are read per procedure.
+        info.line_program()?;
+        let mut symbols = info.symbols()?;
+        while let Some(sym) = symbols.next()? {
+            // Only scope openers can be procedures; inline sites (most of the records
+            // that open scopes) are skipped without parsing.
+            let kind = sym.raw_kind();
+            if !sym.starts_scope() || kind == S_INLINESITE || kind == S_INLINESITE2 {
+                continue;
+            }
+            let Ok(pdb::SymbolData::Procedure(p)) = sym.parse() else {
+                continue;
+            };
+            if let Some(rva) = p.offset.to_rva(&address_map) {
+                procs.push(ProcRef {
                     start: rva.0,
-                    len: l.length.unwrap_or(1),
-                    file: file_of(l.file_index),
-                    line: l.line_start,
+                    size: p.len,
+                    module: m as u32,
+                    symbol: sym.index(),
                 });
             }
-            rows.sort_by_key(|r| r.start);
-            Ok(rows)
-        };
-        let mut symbols = info.symbols()?;
-        let mut current: Option<(Proc, pdb::PdbInternalSectionOffset)> = None;
-        // Symbol index of each inline site of the current procedure -> its position.
-        let mut site_at: HashMap<pdb::SymbolIndex, usize> = HashMap::new();
-        while let Some(sym) = symbols.next()? {
-            match sym.parse() {
-                Ok(pdb::SymbolData::Procedure(p)) => {
-                    if let Some((done, _)) = current.take() {
-                        procs.push(done);
-                    }
-                    site_at.clear();
-                    let Some(rva) = p.offset.to_rva(&address_map) else {
-                        continue;
-                    };
-                    let mut lines = program.lines_for_symbol(p.offset);
-                    let rows = to_rows(&mut || lines.next(), &mut file_of)?;
-                    current = Some((
-                        Proc {
-                            start: rva.0,
-                            size: p.len,
-                            name: proc_name(&formatter, &p).into(),
-                            rows,
-                            sites: Vec::new(),
-                        },
-                        p.offset,
-                    ));
-                }
-                Ok(pdb::SymbolData::InlineSite(site)) => {
-                    let Some((proc_, proc_offset)) = current.as_mut() else {
-                        continue;
-                    };
-                    // The parent is the procedure or another site.
-                    let parent = site.parent.and_then(|p| site_at.get(&p).copied());
-                    let global = global_id(info, site.inlinee);
-                    let name = match global {
-                        Some(id) => *inlinee_names.entry(id).or_insert_with(|| {
-                            let resolve = |i: pdb::IdIndex| global_id(info, i);
-                            formatter
-                                .id(id, &resolve)
-                                .or_else(|| inlinee_name(&id_finder, &type_finder, id))
-                                .map_or(NO_NAME, |n| names.get(&n))
-                        }),
-                        None => NO_NAME,
-                    };
-                    let rows = match inlinees.get(&site.inlinee) {
-                        Some(inl) => {
-                            let mut lines = inl.lines(*proc_offset, &site);
-                            to_rows(&mut || lines.next(), &mut file_of)?
-                        }
-                        None => Vec::new(),
-                    };
-                    proc_.sites.push(Site { parent, name, rows });
-                    site_at.insert(sym.index(), proc_.sites.len() - 1);
-                }
-                _ => {}
+            // The procedure's own records (locals, ranges, inline sites: most of the
+            // stream) are skipped when its end record is where it says.
+            if p.end > sym.index()
+                && let Ok(mut after) = info.symbols_at(p.end)
+                && let Ok(Some(end)) = after.next()
+                && matches!(end.raw_kind(), S_END | S_PROC_ID_END)
+            {
+                symbols = after;
             }
         }
-        if let Some((p, _)) = current.take() {
-            procs.push(p);
-        }
     }
+    // Stable: of procedures at one address, the last read answers (as before).
     procs.sort_by_key(|p| p.start);
 
     let mut publics = Vec::new();
     let globals = pdb.global_symbols()?;
     let mut it = globals.iter();
+    let proc_starts: std::collections::HashSet<u32> = procs.iter().map(|p| p.start).collect();
+    let mut starts: Vec<u64> = proc_starts.iter().map(|&s| u64::from(s)).collect();
     while let Some(sym) = it.next()? {
+        if sym.raw_kind() != S_PUB32 {
+            continue;
+        }
         if let Ok(pdb::SymbolData::Public(p)) = sym.parse()
             && p.function
             && let Some(rva) = p.offset.to_rva(&address_map)
         {
-            publics.push((u64::from(rva.0), p.name.to_string().into_owned()));
+            starts.push(u64::from(rva.0));
+            // A public at a procedure's start is that procedure, whose size is known: past
+            // its end there is no function. Only publics without a procedure (asm, code
+            // without debug info) answer, up to the next symbol.
+            if !proc_starts.contains(&rva.0) {
+                publics.push((u64::from(rva.0), p.name.to_string().into_owned()));
+            }
         }
     }
-    let mut starts: Vec<u64> = publics.iter().map(|p| p.0).collect();
-    let proc_starts: std::collections::HashSet<u64> =
-        procs.iter().map(|p| u64::from(p.start)).collect();
-    starts.extend(proc_starts.iter().copied());
     starts.sort_unstable();
-    // A public at a procedure's start is that procedure, whose size is known: past its
-    // end there is no function. Only publics without a procedure (asm, code without
-    // debug info) answer, up to the next symbol.
-    publics.retain(|(addr, _)| !proc_starts.contains(addr));
     let sized = publics.into_iter().filter_map(|(addr, name)| {
         let next = starts[starts.partition_point(|&s| s <= addr)..]
             .first()
             .copied()?;
         Some((addr, next - addr, name))
     });
+    let cache = Cache {
+        details: (0..procs.len()).map(|_| None).collect(),
+        ..Cache::default()
+    };
     Ok(PdbModule {
         path: PathBuf::new(),
         procs,
         publics: SymbolTable::new(sized),
-        files: files.list.into_iter().map(Text::from).collect(),
-        names: names.list.into_iter().map(Text::from).collect(),
+        parts: Parts {
+            address_map,
+            strings,
+            tpi,
+            ipi,
+            modules,
+            module_by_name,
+            ptr_size,
+            data: None,
+        },
+        cache: RefCell::new(cache),
         cost,
     })
 }
 
+// Raw symbol kinds (CodeView `SYM_ENUM_e`), for filtering before parsing.
+const S_END: u16 = 0x0006;
+const S_PROC_ID_END: u16 = 0x114f;
+const S_PUB32: u16 = 0x110e;
+const S_INLINESITE: u16 = 0x114d;
+const S_INLINESITE2: u16 = 0x115d;
+
+/// A module's line program and inlinee lines, read once per lookup batch that needs them.
+struct ModuleLines<'a> {
+    program: pdb::LineProgram<'a>,
+    inlinees: FastMap<pdb::IdIndex, pdb::Inlinee<'a>>,
+}
+
+/// What one batch of lookups reads from the PDB's streams: the type and id finders (one
+/// pass over each stream, only when a name is formatted) and the modules' line programs.
+/// They borrow the streams, so they live as long as the batch; what they produce is kept
+/// in the module's [`Cache`].
+struct Batch<'a> {
+    parts: &'a Parts,
+    formatter: OnceCell<NameFormatter<'a, 'static>>,
+    lines: FastMap<u32, Option<Rc<ModuleLines<'a>>>>,
+    /// Procedures read by this batch.
+    details_read: usize,
+    exports: RefCell<FastMap<usize, Option<pdb::CrossModuleExports>>>,
+}
+
+impl<'a> Batch<'a> {
+    fn new(parts: &'a Parts) -> Batch<'a> {
+        Batch {
+            parts,
+            formatter: OnceCell::new(),
+            lines: FastMap::default(),
+            details_read: 0,
+            exports: RefCell::new(FastMap::default()),
+        }
+    }
+
+    /// The name formatter, over finders of the type and id streams built on first use.
+    fn formatter(&self) -> &NameFormatter<'a, 'static> {
+        self.formatter.get_or_init(|| {
+            let mut types = self.parts.tpi.finder();
+            let mut it = self.parts.tpi.iter();
+            // A stream that ends in a broken record is indexed up to it: the names that
+            // need what follows are answered bare.
+            while let Ok(Some(_)) = it.next() {
+                types.update(&it);
+            }
+            let mut ids = self.parts.ipi.finder();
+            let mut it = self.parts.ipi.iter();
+            while let Ok(Some(_)) = it.next() {
+                ids.update(&it);
+            }
+            // The scan read both streams whole; names read only a few of their pages.
+            self.parts.release();
+            NameFormatter::new(types, ids, &self.parts.tpi, self.parts.ptr_size)
+        })
+    }
+
+    /// An inlinee id with the cross-module bit names an item another module exports.
+    fn global_id(&self, module: usize, id: pdb::IdIndex) -> Option<pdb::IdIndex> {
+        if !pdb::ItemIndex::is_cross_module(id) {
+            return Some(id);
+        }
+        let info = self.parts.modules.get(module)?.as_ref()?;
+        let pdb::CrossModuleRef(pdb::ModuleRef(name), local) =
+            info.imports().ok()?.resolve_import(id).ok()?;
+        let name = name.to_string_lossy(self.parts.strings.as_ref()?).ok()?;
+        let m = *self.parts.module_by_name.get(name.as_ref())?;
+        let mut exports = self.exports.borrow_mut();
+        let e = exports.entry(m).or_insert_with(|| {
+            self.parts
+                .modules
+                .get(m)
+                .and_then(|i| i.as_ref())
+                .and_then(|i| i.exports().ok())
+        });
+        e.as_ref()?.resolve_import(local).ok()?
+    }
+
+    /// A procedure's name, rows and inline sites from its module. A record that cannot be
+    /// read ends what is read of the procedure (its name stays).
+    fn detail(&mut self, p: &ProcRef) -> Detail {
+        self.details_read += 1;
+        let parts = self.parts;
+        let Some(info) = parts
+            .modules
+            .get(p.module as usize)
+            .and_then(|i| i.as_ref())
+        else {
+            return Detail::empty(Text::from(""));
+        };
+        let Ok(mut symbols) = info.symbols_at(p.symbol) else {
+            return Detail::empty(Text::from(""));
+        };
+        let proc_ = match symbols.next().map(|s| s.map(|s| s.parse())) {
+            Ok(Some(Ok(pdb::SymbolData::Procedure(proc_)))) => proc_,
+            _ => return Detail::empty(Text::from("")),
+        };
+        let mut detail = Detail::empty(proc_name(self.formatter(), &proc_).into());
+        let _ = self.read_lines(p.module, &proc_, &mut symbols, &mut detail);
+        detail
+    }
+
+    fn read_lines(
+        &mut self,
+        module: u32,
+        proc_: &pdb::ProcedureSymbol<'_>,
+        symbols: &mut pdb::SymbolIter<'_>,
+        detail: &mut Detail,
+    ) -> pdb::Result<()> {
+        let parts = self.parts;
+        let lines = self.lines.entry(module).or_insert_with(|| {
+            let info = parts.modules.get(module as usize)?.as_ref()?;
+            let program = info.line_program().ok()?;
+            let inlinees = info
+                .inlinees()
+                .ok()?
+                .map(|i| Ok((i.index(), i)))
+                .collect()
+                .ok()?;
+            Some(Rc::new(ModuleLines { program, inlinees }))
+        });
+        let Some(lines) = lines.clone() else {
+            return Ok(());
+        };
+        let address_map = &parts.address_map;
+        // Appends rows to `detail.rows`, sorted among themselves; returns their range.
+        let to_rows = |rows: &mut Vec<Row>,
+                       it: &mut dyn FnMut() -> pdb::Result<Option<pdb::LineInfo>>|
+         -> pdb::Result<(u32, u32)> {
+            let from = rows.len();
+            // The file of consecutive rows is mostly the same: its name's place is looked
+            // up once per change.
+            let mut last: Option<(pdb::FileIndex, u32)> = None;
+            while let Some(l) = it()? {
+                let Some(rva) = l.offset.to_rva(address_map) else {
+                    continue;
+                };
+                let file = match last {
+                    Some((index, file)) if index == l.file_index => file,
+                    _ => {
+                        let file = lines
+                            .program
+                            .get_file_info(l.file_index)
+                            .map_or(NO_FILE, |fi| fi.name.0);
+                        last = Some((l.file_index, file));
+                        file
+                    }
+                };
+                rows.push(Row {
+                    start: rva.0,
+                    len: l.length.unwrap_or(1),
+                    file,
+                    line: l.line_start,
+                });
+            }
+            rows[from..].sort_by_key(|r| r.start);
+            Ok((from as u32, rows.len() as u32))
+        };
+        let mut it = lines.program.lines_for_symbol(proc_.offset);
+        detail.own_rows = to_rows(&mut detail.rows, &mut || it.next())?.1;
+        // Symbol index of each inline site of the procedure with its position, in the
+        // order read (ascending).
+        let mut site_at: Vec<(pdb::SymbolIndex, u32)> = Vec::new();
+        // The procedure's sites are the records up to the next procedure (as when the
+        // module was read whole).
+        while let Some(sym) = symbols.next()? {
+            let kind = sym.raw_kind();
+            if kind != S_INLINESITE && kind != S_INLINESITE2 {
+                if sym.starts_scope()
+                    && let Ok(pdb::SymbolData::Procedure(_)) = sym.parse()
+                {
+                    break;
+                }
+                continue;
+            }
+            let Ok(pdb::SymbolData::InlineSite(site)) = sym.parse() else {
+                continue;
+            };
+            // The parent is the procedure or another site.
+            let parent = site.parent.and_then(|p| {
+                site_at
+                    .binary_search_by_key(&p, |s| s.0)
+                    .ok()
+                    .map(|i| site_at[i].1)
+            });
+            let depth = parent.map_or(0, |p| detail.sites[p as usize].depth + 1);
+            let inlinee = self.global_id(module as usize, site.inlinee);
+            let rows = match lines.inlinees.get(&site.inlinee) {
+                Some(inl) => {
+                    let mut it = inl.lines(proc_.offset, &site);
+                    to_rows(&mut detail.rows, &mut || it.next())?
+                }
+                None => (0, 0),
+            };
+            detail.sites.push(Site {
+                parent,
+                depth,
+                inlinee,
+                rows,
+            });
+            site_at.push((sym.index(), detail.sites.len() as u32 - 1));
+        }
+        Ok(())
+    }
+
+    /// An inlinee's name with its scope and arguments, or without arguments when its type
+    /// cannot be formatted.
+    fn inlinee_name(&self, module: usize, id: pdb::IdIndex) -> Option<String> {
+        let resolve = |i: pdb::IdIndex| self.global_id(module, i);
+        let formatter = self.formatter();
+        formatter
+            .id(id, &resolve)
+            .or_else(|| inlinee_name(formatter.ids(), formatter.types(), id))
+    }
+}
+
 /// A procedure's name as dump_syms writes it in FUNC records: with its arguments from its
 /// type (`ns::f(int, char const*)`); an MSVC-decorated name (`?f@@YAXH@Z`) demangled.
-fn proc_name(formatter: &NameFormatter<'_, '_, '_>, p: &pdb::ProcedureSymbol<'_>) -> String {
+fn proc_name(formatter: &NameFormatter<'_, '_>, p: &pdb::ProcedureSymbol<'_>) -> String {
     let raw = p.name.to_string();
     if raw.starts_with('?') {
         return demangle(&raw);
@@ -446,64 +728,106 @@ impl PdbModule {
         self.cost
     }
 
-    pub fn lookup(&self, offset: u64) -> Option<Symbolized> {
+    /// Resolves module offsets (in any order; one batch reads each procedure once).
+    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
+        let mut out = Vec::with_capacity(offsets.len());
+        self.lookup_each(offsets, &mut |_, s| out.push(s));
+        out
+    }
+
+    /// As [`Self::lookup_sorted`], each answer handed to `found` as soon as it is known
+    /// (with the index of its offset), so that a big request's answers are never all held.
+    pub fn lookup_each(&self, offsets: &[u64], found: &mut dyn FnMut(usize, Option<Symbolized>)) {
+        let mut batch = Batch::new(&self.parts);
+        let mut cache = self.cache.borrow_mut();
+        let mut read = 0;
+        for (i, &o) in offsets.iter().enumerate() {
+            found(i, self.lookup_in(&mut batch, &mut cache, o));
+            if batch.details_read > read + RELEASE_EVERY {
+                read = batch.details_read;
+                self.parts.release();
+            }
+        }
+        if batch.details_read > 0 {
+            self.parts.release();
+        }
+    }
+
+    fn lookup_in(
+        &self,
+        batch: &mut Batch<'_>,
+        cache: &mut Cache,
+        offset: u64,
+    ) -> Option<Symbolized> {
         let rva = u32::try_from(offset).ok()?;
         let i = self.procs.partition_point(|p| p.start <= rva);
-        let Some(p) = i
+        let Some((i, p)) = i
             .checked_sub(1)
-            .map(|j| &self.procs[j])
-            .filter(|p| rva - p.start < p.size)
+            .map(|j| (j, &self.procs[j]))
+            .filter(|(_, p)| rva - p.start < p.size)
         else {
             return self.publics.lookup(offset).map(|mut s| {
                 s.function_size = None; // a guess from the next symbol, not a size
                 s
             });
         };
-        let file = |r: Option<&Row>| {
-            r.and_then(|r| self.files.get(r.file as usize))
-                .filter(|f| !f.is_empty())
-                .cloned()
+        let Cache {
+            details,
+            files,
+            inlinees,
+        } = cache;
+        let detail = details[i].get_or_insert_with(|| Box::new(batch.detail(p)));
+        let strings = self.parts.strings.as_ref();
+        let mut file = |r: Option<&Row>| -> Option<Text> {
+            let r = r?;
+            if r.file == NO_FILE {
+                return None;
+            }
+            files
+                .entry(r.file)
+                .or_insert_with(|| {
+                    let name = pdb::StringRef(r.file).to_string_lossy(strings?).ok()?;
+                    (!name.is_empty()).then(|| Text::from(name.as_ref()))
+                })
+                .clone()
         };
         let line = |r: Option<&Row>| r.map(|r| r.line).filter(|&l| l != 0);
-        // The deepest site covering the address, then its parents.
-        let deepest = p
-            .sites
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| site_row_at(&s.rows, rva).is_some())
-            .max_by_key(|(i, _)| depth(&p.sites, *i))
-            .map(|(i, _)| i);
-        let mut inlines = Vec::new();
-        let mut at = deepest;
+        // The deepest site covering the address (the last of equal depth), then its
+        // parents.
+        let mut at = detail.deepest(rva);
+        let detail = &**detail;
+        let sites = &detail.sites;
+        let mut frames = Vec::new();
         while let Some(i) = at {
-            let site = &p.sites[i];
-            let r = site_row_at(&site.rows, rva);
-            inlines.push(InlineFrame {
-                function: self.names.get(site.name as usize).cloned(),
+            let site = &sites[i];
+            let r = site_row_at(detail.site_rows(site), rva);
+            let function = site.inlinee.and_then(|id| {
+                inlinees
+                    .entry(id)
+                    .or_insert_with(|| {
+                        batch
+                            .inlinee_name(p.module as usize, id)
+                            .map(|n| Text::from(n.as_str()))
+                    })
+                    .clone()
+            });
+            frames.push(InlineFrame {
+                function,
                 file: file(r),
                 line: line(r),
             });
-            at = site.parent;
+            at = site.parent.map(|p| p as usize);
         }
         // Each site's rows give its own code's lines, where nested inline code counts as
         // its call site; the procedure's rows give the outer call site likewise.
-        let outer = row_at(&p.rows, rva);
+        let outer = row_at(&detail.rows[..detail.own_rows as usize], rva);
         Some(Symbolized {
-            function: p.name.clone(),
+            function: detail.name.clone(),
             function_offset: u64::from(rva - p.start),
             function_size: Some(u64::from(p.size)),
             file: file(outer),
             line: line(outer),
-            inlines,
+            inlines: frames,
         })
     }
-}
-
-fn depth(sites: &[Site], mut i: usize) -> usize {
-    let mut d = 0;
-    while let Some(p) = sites[i].parent {
-        d += 1;
-        i = p;
-    }
-    d
 }

@@ -25,13 +25,17 @@ const MAX_DEPTH: u32 = 48;
 const MAX_LEN: usize = 8192;
 
 /// Formats names from the TPI (types) and IPI (ids) of one PDB.
-pub struct NameFormatter<'a, 't, 's> {
-    types: &'a ItemFinder<'t, TypeIndex>,
-    ids: &'a ItemFinder<'t, IdIndex>,
-    tpi: &'a pdb::TypeInformation<'s>,
+pub struct NameFormatter<'t, 's> {
+    types: ItemFinder<'t, TypeIndex>,
+    ids: ItemFinder<'t, IdIndex>,
+    tpi: &'t pdb::TypeInformation<'s>,
     /// Sizes of defined classes and unions by (unique) name, for the element counts of
     /// arrays of forward-declared types; read from the TPI the first time one is needed.
     sizes: RefCell<Option<HashMap<Vec<u8>, u64>>>,
+    /// Each type's text by (index, depth), as written once: the argument types of the
+    /// functions of a C++ program are mostly the same few (`std::basic_string<…> const&`),
+    /// and each is many records to read.
+    written: RefCell<HashMap<(TypeIndex, u32), Box<str>, crate::resolve::dwarf::Fast>>,
     ptr_size: u64,
 }
 
@@ -53,11 +57,11 @@ impl From<std::fmt::Error> for Cut {
     }
 }
 
-impl<'a, 't, 's> NameFormatter<'a, 't, 's> {
+impl<'t, 's> NameFormatter<'t, 's> {
     pub fn new(
-        types: &'a ItemFinder<'t, TypeIndex>,
-        ids: &'a ItemFinder<'t, IdIndex>,
-        tpi: &'a pdb::TypeInformation<'s>,
+        types: ItemFinder<'t, TypeIndex>,
+        ids: ItemFinder<'t, IdIndex>,
+        tpi: &'t pdb::TypeInformation<'s>,
         ptr_size: u64,
     ) -> Self {
         NameFormatter {
@@ -65,8 +69,17 @@ impl<'a, 't, 's> NameFormatter<'a, 't, 's> {
             ids,
             tpi,
             sizes: RefCell::new(None),
+            written: RefCell::new(HashMap::default()),
             ptr_size,
         }
+    }
+
+    pub fn types(&self) -> &ItemFinder<'t, TypeIndex> {
+        &self.types
+    }
+
+    pub fn ids(&self) -> &ItemFinder<'t, IdIndex> {
+        &self.ids
     }
 
     /// A procedure's name with its arguments, from the procedure's type; the bare name
@@ -244,6 +257,25 @@ impl<'a, 't, 's> NameFormatter<'a, 't, 's> {
         if depth > MAX_DEPTH || w.len() > MAX_LEN {
             return Err(Cut);
         }
+        // Written before at this depth: the same text, unless it would now pass the length
+        // bound somewhere (written again, to cut where the first writing would have).
+        if let Some(text) = self.written.borrow().get(&(index, depth))
+            && w.len() + text.len() <= MAX_LEN
+        {
+            w.push_str(text);
+            return Ok(());
+        }
+        let start = w.len();
+        self.emit_type_index_once(w, index, depth)?;
+        if w.len() <= MAX_LEN {
+            self.written
+                .borrow_mut()
+                .insert((index, depth), w[start..].into());
+        }
+        Ok(())
+    }
+
+    fn emit_type_index_once(&self, w: &mut String, index: TypeIndex, depth: u32) -> Res {
         match self.types.find(index).and_then(|i| i.parse()) {
             Ok(data) => self.emit_type(w, data, depth),
             Err(pdb::Error::UnimplementedTypeKind(k)) => {
