@@ -10,7 +10,7 @@ use super::{Answer, Api, ApiError};
 use crate::debugid::DebugId;
 use crate::jsonwrite::{hex_string, string};
 use crate::resolve::{LoadError, Symbolized};
-use crate::store::{LoadedModule, Place};
+use crate::store::{Answered, LoadedModule};
 
 impl Api {
     pub(super) fn symbolicate(&mut self, jobs: &[Job]) -> Answer {
@@ -28,7 +28,7 @@ impl Api {
                 }
             }
         }
-        let mut places = vec![Place::NOTHING; frames];
+        let mut places = vec![Answered::NOTHING; frames];
         let mut answers: HashMap<(&str, &DebugId), ModuleAnswer> = HashMap::new();
         for ((name, id), mut asked) in wanted {
             asked.sort_unstable();
@@ -90,8 +90,9 @@ enum ModuleAnswer {
     Missing(Vec<LoadError>),
 }
 
-/// A frame's answer after its `module`: `"function"` to the end of `"inlines"`.
-fn encode(s: &Symbolized, out: &mut Vec<u8>) {
+/// A frame's answer after its `module`: `"function"` to the end of `"inlines"`. Returns
+/// where `"inlines"` begins: frames of one function mostly share that part.
+fn encode(s: &Symbolized, out: &mut Vec<u8>) -> usize {
     out.extend_from_slice(b",\"function\":");
     string(out, &s.function);
     out.extend_from_slice(b",\"function_offset\":");
@@ -101,6 +102,7 @@ fn encode(s: &Symbolized, out: &mut Vec<u8>) {
         hex_string(out, size);
     }
     file_line(out, s.file.as_deref(), s.line);
+    let own = out.len();
     if !s.inlines.is_empty() {
         out.extend_from_slice(b",\"inlines\":[");
         for (k, i) in s.inlines.iter().enumerate() {
@@ -124,6 +126,7 @@ fn encode(s: &Symbolized, out: &mut Vec<u8>) {
         }
         out.push(b']');
     }
+    own
 }
 
 /// `file` and `line` when known: never `null`, which the front-end rejects.
@@ -150,7 +153,7 @@ fn errors_json(errors: &[LoadError]) -> Value {
 fn write_job(
     answer: &mut Answer,
     job: &Job,
-    places: &[Place],
+    places: &[Answered],
     answers: &HashMap<(&str, &DebugId), ModuleAnswer>,
 ) {
     let mut places = places.iter();
@@ -184,7 +187,7 @@ fn write_job(
         }
         out.push(b'[');
         for (i, &(index, offset)) in stack.iter().enumerate() {
-            let place = places.next().copied().unwrap_or(Place::NOTHING);
+            let place = places.next().copied().unwrap_or(Answered::NOTHING);
             let out = answer.text();
             if i > 0 {
                 out.push(b',');
@@ -197,11 +200,15 @@ fn write_job(
                 let (module, prefix, key, is_found, problems, noted, slot) = &mut modules[m];
                 out.extend_from_slice(prefix);
                 if let Some(module) = module
-                    && place.found()
+                    && place.own.found()
                 {
                     // The module's texts are shared once per job, when first needed.
                     let base = *slot.get_or_insert_with(|| answer.share(module.texts()));
-                    answer.splice(base + place.chunk, place.start, place.len);
+                    for p in [place.own, place.shared] {
+                        if p.found() {
+                            answer.splice(base + p.chunk, p.start, p.len);
+                        }
+                    }
                 }
                 // Only modules the job's frames use are reported, each once.
                 if !std::mem::replace(noted, true) {

@@ -31,6 +31,22 @@ impl Place {
     }
 }
 
+/// Where an offset's answer is: a text of its own, then one it shares with the other
+/// offsets that have it (its inline frames: addresses of one function mostly share
+/// them, and they were most of an answer's bytes).
+#[derive(Clone, Copy)]
+pub struct Answered {
+    pub own: Place,
+    pub shared: Place,
+}
+
+impl Answered {
+    pub const NOTHING: Answered = Answered {
+        own: Place::NOTHING,
+        shared: Place::NOTHING,
+    };
+}
+
 /// Answer texts are appended to chunks of this size, shared with the answers being
 /// written: a piece is a range, not an allocation of its own with a count to touch.
 const CHUNK: usize = 1 << 20;
@@ -42,7 +58,10 @@ pub struct LoadedModule {
     module: Module,
     /// Sorted by offset: a request's offsets, ascending, are looked up in one forward
     /// walk (a hash table's probes were a cache miss each, a tree's a descent each).
-    memo: std::cell::RefCell<Vec<(u64, Place)>>,
+    memo: std::cell::RefCell<Vec<(u64, Answered)>>,
+    /// The shared texts kept, by a hash of their bytes (one text per hash: a collision
+    /// keeps a second copy, never a wrong one).
+    shared: std::cell::RefCell<std::collections::HashMap<u64, Place>>,
     /// The texts `memo` points into. Only the last chunk grows, and only while no answer
     /// being written holds it.
     chunks: std::cell::RefCell<Vec<Arc<Vec<u8>>>>,
@@ -57,7 +76,10 @@ pub struct LoadedModule {
 }
 
 /// Bytes counted per remembered answer besides its text.
-const MEMO_ENTRY_COST: u64 = std::mem::size_of::<(u64, Place)>() as u64;
+const MEMO_ENTRY_COST: u64 = std::mem::size_of::<(u64, Answered)>() as u64;
+
+/// Bytes counted per shared text besides its bytes (its slot in the map).
+const SHARED_ENTRY_COST: u64 = 32;
 
 /// Answers kept per module before the memo starts over.
 const MAX_MEMO: usize = 1 << 20;
@@ -74,6 +96,7 @@ impl LoadedModule {
         LoadedModule {
             module,
             memo: Default::default(),
+            shared: Default::default(),
             chunks: Default::default(),
             memo_bytes: Default::default(),
             failed: Default::default(),
@@ -98,12 +121,13 @@ impl LoadedModule {
 
     /// Where the answers for the ascending `offsets` are, in the chunks [`Self::texts`]
     /// gives: remembered ones looked up, the others resolved and encoded by `encode` (one
-    /// pass over those not yet asked for) and remembered.
+    /// pass over those not yet asked for) and remembered. `encode` returns where the part
+    /// of its text that other answers may share begins.
     pub fn places_sorted(
         &self,
         offsets: &[u64],
-        encode: impl Fn(&Symbolized, &mut Vec<u8>),
-    ) -> Result<Vec<Place>, LoadError> {
+        encode: impl Fn(&Symbolized, &mut Vec<u8>) -> usize,
+    ) -> Result<Vec<Answered>, LoadError> {
         let mut places = Vec::with_capacity(offsets.len());
         // Indexes (into `offsets`) of those not remembered.
         let mut missing = Vec::new();
@@ -115,7 +139,7 @@ impl LoadedModule {
                 match memo.get(at).filter(|e| e.0 == o) {
                     Some(&(_, place)) => places.push(place),
                     None => {
-                        places.push(Place::NOTHING);
+                        places.push(Answered::NOTHING);
                         missing.push(i);
                     }
                 }
@@ -140,10 +164,17 @@ impl LoadedModule {
                 let place = match s {
                     Some(s) => {
                         scratch.clear();
-                        encode(&s, &mut scratch);
-                        self.keep(&scratch).unwrap_or(Place::NOTHING)
+                        let split = encode(&s, &mut scratch).min(scratch.len());
+                        let (own, shared) = scratch.split_at(split);
+                        match self.keep(own) {
+                            Some(own) => Answered {
+                                own,
+                                shared: self.keep_shared(shared),
+                            },
+                            None => Answered::NOTHING,
+                        }
                     }
-                    None => Place::NOTHING,
+                    None => Answered::NOTHING,
                 };
                 self.memo_bytes.set(self.memo_bytes.get() + MEMO_ENTRY_COST);
                 new.push((asked[i], place));
@@ -169,6 +200,32 @@ impl LoadedModule {
             }
         }
         Ok(places)
+    }
+
+    /// Where `text` is kept, once for all the answers that share it (nothing for an
+    /// empty text).
+    fn keep_shared(&self, text: &[u8]) -> Place {
+        if text.is_empty() {
+            return Place::NOTHING;
+        }
+        let key = text_hash(text);
+        if let Some(&p) = self.shared.borrow().get(&key)
+            && self.chunks.borrow()[p.chunk as usize]
+                .get(p.start as usize..p.start as usize + p.len as usize)
+                == Some(text)
+        {
+            return p;
+        }
+        let Some(place) = self.keep(text) else {
+            return Place::NOTHING;
+        };
+        let mut shared = self.shared.borrow_mut();
+        if let std::collections::hash_map::Entry::Vacant(e) = shared.entry(key) {
+            e.insert(place);
+            self.memo_bytes
+                .set(self.memo_bytes.get() + SHARED_ENTRY_COST);
+        }
+        place
     }
 
     /// Appends `text` to the chunks; `None` for a text past what a place can say (no
@@ -202,6 +259,7 @@ impl LoadedModule {
     fn forget(&self) {
         // The memory goes too (a kept capacity would not be counted).
         *self.memo.borrow_mut() = Vec::new();
+        *self.shared.borrow_mut() = Default::default();
         self.chunks.borrow_mut().clear();
         self.memo_bytes.set(0);
     }
@@ -227,9 +285,26 @@ impl LoadedModule {
     }
 }
 
+/// A hash of a text, eight bytes at a time (a shared text is a few hundred bytes; SipHash
+/// over all of them cost a cold request more than the sharing saved).
+fn text_hash(text: &[u8]) -> u64 {
+    let mut h = (text.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut words = text.chunks_exact(8);
+    for w in &mut words {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+        h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(27);
+    }
+    for &b in words.remainder() {
+        h = (h ^ u64::from(b))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(27);
+    }
+    h
+}
+
 /// The index of the first entry of `memo[from..]` at or past `offset`: steps doubling
 /// from `from`, then a binary search (offsets asked close together cost a step or two).
-fn gallop(memo: &[(u64, Place)], from: usize, offset: u64) -> usize {
+fn gallop(memo: &[(u64, Answered)], from: usize, offset: u64) -> usize {
     let rest = &memo[from.min(memo.len())..];
     let (mut lo, mut step) = (0, 1);
     while step <= rest.len() && rest[step - 1].0 < offset {
@@ -246,8 +321,8 @@ mod tests {
 
     #[test]
     fn gallop_finds_what_a_binary_search_finds() {
-        let memo: Vec<(u64, Place)> = (0..300u64)
-            .map(|i| (i * 8 + i % 7, Place::NOTHING))
+        let memo: Vec<(u64, Answered)> = (0..300u64)
+            .map(|i| (i * 8 + i % 7, Answered::NOTHING))
             .collect();
         for from in [0, 1, 5, 64, 299, 300] {
             for offset in 0..2500 {

@@ -24,7 +24,7 @@ use crate::resolve::macho::dyld::{self, DyldCache};
 use crate::resolve::sidecar::{self, SidecarModule};
 use crate::resolve::{self, Companion, LoadContext, LoadError, LoadErrorKind, Module};
 use crate::store::zip::ZipArchive;
-pub use memo::{LoadedModule, Place};
+pub use memo::{Answered, LoadedModule};
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
 pub const DEFAULT_MAX_MODULES: usize = 32;
