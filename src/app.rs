@@ -46,9 +46,24 @@ pub fn main() -> std::process::ExitCode {
     std::process::ExitCode::from(code)
 }
 
+/// glibc maps big blocks (a request's vectors, its answer's parts) one by one and unmaps
+/// them when freed, raising that size bound only as it sees them: the first requests after
+/// a big one paid a page fault per 4 KiB they wrote (a repeated 10 000-address answer
+/// 12 ms, then 7 ms from the fourth). Fixed bounds keep freed memory for the next request;
+/// the heap still gives back what stays free above 64 MiB.
+fn steady_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters, under the allocator's own lock.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+    }
+}
+
 pub fn run(inv: Invocation) -> u8 {
     let Invocation { command, symbols } = inv;
     crate::signals::install();
+    steady_allocator();
     match command {
         Command::Help(mode) => {
             let _ = std::io::stdout().write_all(crate::cli::help(mode).as_bytes());
