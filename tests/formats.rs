@@ -663,3 +663,57 @@ fn shared_corpus_pe_macho_and_breakpad_cases_match() {
     with_shared_corpus(macho_cases_match_thin_fat_and_dsym);
     with_shared_corpus(breakpad_store_and_symbols_zip_match);
 }
+
+/// The memo that answers repeats (texts in shared chunks, inline frames kept once, new
+/// answers merged into it) gives what a fresh server gives: requests that overlap, repeat,
+/// come in another order and ask an address twice, on a `.sym` with inline records.
+#[test]
+fn repeats_and_overlapping_requests_answer_as_a_fresh_server_does() {
+    let store = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/corpus/breakpad");
+    let (name, id) = ("tmpl-gcc-O2-dwarf4", "DF2B56A15D151081B4D7E992A14A8F690");
+    let sym = std::fs::read_to_string(store.join(format!("{name}/{id}/{name}.sym"))).unwrap();
+    // Every FUNC's first two bytes, middle and last byte (neighbours: an answer kept
+    // under the wrong offset shows in its function_offset).
+    let mut offsets = Vec::new();
+    for line in sym.lines().filter(|l| l.starts_with("FUNC ")) {
+        let f: Vec<&str> = line.split(' ').collect();
+        let f = if f[1] == "m" { &f[2..] } else { &f[1..] };
+        let (a, s) = (
+            u64::from_str_radix(f[0], 16).unwrap(),
+            u64::from_str_radix(f[1], 16).unwrap(),
+        );
+        if s > 2 {
+            offsets.extend([a, a + 1, a + s / 2, a + s - 1]);
+        }
+    }
+    assert!(offsets.len() > 30, "{} offsets", offsets.len());
+    let third = offsets.len() / 3;
+    let first: Vec<(usize, u64)> = offsets[..2 * third].iter().map(|&o| (0, o)).collect();
+    // Overlapping the first, backwards, one address twice.
+    let mut second: Vec<(usize, u64)> = offsets[third..].iter().rev().map(|&o| (0, o)).collect();
+    second.push(second[0]);
+    let map = [(name.to_string(), id.to_string())];
+    let args = ["--breakpad-symbol-dir", store.to_str().unwrap()];
+    let fresh = |stack: &[(usize, u64)]| Server::start(&args).symbolicate(&map, stack);
+    let (want_first, want_second) = (fresh(&first), fresh(&second));
+    let inlined = want_second["results"][0]["stacks"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f.get("inlines").is_some())
+        .count();
+    assert!(inlined >= 3, "only {inlined} frames with inline frames");
+    let server = Server::start(&args);
+    for round in 0..2 {
+        assert_eq!(
+            server.symbolicate(&map, &first),
+            want_first,
+            "first, round {round}"
+        );
+        assert_eq!(
+            server.symbolicate(&map, &second),
+            want_second,
+            "second, round {round}"
+        );
+    }
+}
