@@ -149,6 +149,22 @@ fn errors_json(errors: &[LoadError]) -> Value {
         .into()
 }
 
+/// A memoryMap entry as a job's frames write it.
+struct Entry<'a> {
+    module: Option<&'a LoadedModule>,
+    /// `,"module":"…"`, escaped once, not per frame.
+    prefix: Vec<u8>,
+    /// Its key in `found_modules` and `module_errors`.
+    key: String,
+    /// `None`: not asked for (no frame of this module in any job).
+    is_found: Option<bool>,
+    problems: &'a [LoadError],
+    /// Whether a frame of the job used it (only those are reported).
+    noted: bool,
+    /// The answer's slot of the module's texts, once shared.
+    slot: Option<u32>,
+}
+
 /// `places`: where the answer of each of the job's frames is, in order.
 fn write_job(
     answer: &mut Answer,
@@ -159,25 +175,26 @@ fn write_job(
     let mut places = places.iter();
     let mut found: BTreeMap<String, bool> = BTreeMap::new();
     let mut errors: BTreeMap<String, Value> = BTreeMap::new();
-    // Per memoryMap entry: its answer and `,"module":"…"` escaped once, not per frame.
-    let mut modules = Vec::with_capacity(job.memory_map.len());
+    let mut modules: Vec<Entry> = Vec::with_capacity(job.memory_map.len());
     for (name, id) in &job.memory_map {
         let answer = answers.get(&(name.as_str(), id));
-        // The key repeats the request's ID as it was written.
-        let key = format!("{name}/{}", id.as_given());
-        // `None`: not asked for (no frame of this module in any job).
-        let (is_found, problems) = match answer {
-            Some(ModuleAnswer::Found(module)) => (Some(true), module.warnings()),
-            Some(ModuleAnswer::Missing(errs)) => (Some(false), &errs[..]),
-            None => (None, &[][..]),
-        };
-        let module = match answer {
-            Some(ModuleAnswer::Found(m)) => Some(&**m),
-            _ => None,
+        let (module, is_found, problems) = match answer {
+            Some(ModuleAnswer::Found(m)) => (Some(&**m), Some(true), m.warnings()),
+            Some(ModuleAnswer::Missing(errs)) => (None, Some(false), &errs[..]),
+            None => (None, None, &[][..]),
         };
         let mut prefix = b",\"module\":".to_vec();
         string(&mut prefix, name);
-        modules.push((module, prefix, key, is_found, problems, false, None));
+        modules.push(Entry {
+            module,
+            prefix,
+            // The key repeats the request's ID as it was written.
+            key: format!("{name}/{}", id.as_given()),
+            is_found,
+            problems,
+            noted: false,
+            slot: None,
+        });
     }
     answer.text().extend_from_slice(b"{\"stacks\":[");
     for (s, stack) in job.stacks.iter().enumerate() {
@@ -197,13 +214,13 @@ fn write_job(
             out.extend_from_slice(b",\"module_offset\":");
             hex_string(out, offset);
             if let Some(m) = index {
-                let (module, prefix, key, is_found, problems, noted, slot) = &mut modules[m];
-                out.extend_from_slice(prefix);
-                if let Some(module) = module
+                let e = &mut modules[m];
+                out.extend_from_slice(&e.prefix);
+                if let Some(module) = e.module
                     && place.own.found()
                 {
                     // The module's texts are shared once per job, when first needed.
-                    let base = *slot.get_or_insert_with(|| answer.share(module.texts()));
+                    let base = *e.slot.get_or_insert_with(|| answer.share(module.texts()));
                     for p in [place.own, place.shared] {
                         if p.found() {
                             answer.splice(base + p.chunk, p.start, p.len);
@@ -211,14 +228,14 @@ fn write_job(
                     }
                 }
                 // Only modules the job's frames use are reported, each once.
-                if !std::mem::replace(noted, true) {
-                    if !problems.is_empty() {
+                if !std::mem::replace(&mut e.noted, true) {
+                    if !e.problems.is_empty() {
                         errors
-                            .entry(key.clone())
-                            .or_insert_with(|| errors_json(problems));
+                            .entry(e.key.clone())
+                            .or_insert_with(|| errors_json(e.problems));
                     }
-                    if let Some(is_found) = is_found {
-                        found.insert(key.clone(), *is_found);
+                    if let Some(is_found) = e.is_found {
+                        found.insert(e.key.clone(), is_found);
                     }
                 }
             }
@@ -284,12 +301,8 @@ pub fn parse_symbolicate_body(body: &[u8]) -> Option<Vec<Job>> {
                 .map(|stack| {
                     stack
                         .into_iter()
-                        .map(|(index, offset)| match index {
-                            -1 => Some((None, offset)),
-                            i if i >= 0 && (i as u64) < memory_map.len() as u64 => {
-                                Some((Some(i as usize), offset))
-                            }
-                            _ => None,
+                        .map(|(index, offset)| {
+                            Some((module_index(index, memory_map.len())?, offset))
                         })
                         .collect::<Option<Vec<_>>>()
                 })
@@ -297,6 +310,16 @@ pub fn parse_symbolicate_body(body: &[u8]) -> Option<Vec<Job>> {
             Some(Job { memory_map, stacks })
         })
         .collect()
+}
+
+/// A frame's moduleIndex: -1 for none, else an entry of a memoryMap of `entries`;
+/// `None` when it is neither.
+fn module_index(index: i64, entries: usize) -> Option<Option<usize>> {
+    match index {
+        -1 => Some(None),
+        i if i >= 0 && (i as u64) < entries as u64 => Some(Some(i as usize)),
+        _ => None,
+    }
 }
 
 /// A request's or a job's fields as typed values (a job's `jobs` is `None`). A frame's
@@ -399,17 +422,13 @@ fn parse_job(v: &Value, at: &str) -> Result<Job, ApiError> {
             let index = pair[0]
                 .as_i64()
                 .ok_or_else(|| bad(format!("{}: moduleIndex must be an integer", here())))?;
-            let index = match index {
-                -1 => None,
-                i if i >= 0 && (i as u64) < memory_map.len() as u64 => Some(i as usize),
-                i => {
-                    return Err(bad(format!(
-                        "{}: moduleIndex {i} is past the memoryMap ({} entries)",
-                        here(),
-                        memory_map.len()
-                    )));
-                }
-            };
+            let index = module_index(index, memory_map.len()).ok_or_else(|| {
+                bad(format!(
+                    "{}: moduleIndex {index} is past the memoryMap ({} entries)",
+                    here(),
+                    memory_map.len()
+                ))
+            })?;
             let offset = pair[1].as_u64().ok_or_else(|| {
                 bad(format!(
                     "{}: moduleOffset must be a non-negative integer, got {}",

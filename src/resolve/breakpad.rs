@@ -282,15 +282,8 @@ impl SymFile {
             + 16 * (self.files.len() + self.origins.len()) as u64
     }
 
-    /// Resolves module offsets (ascending), reading the mapping in place.
-    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
-        let mut out = vec![None; offsets.len()];
-        self.lookup_each(offsets, &mut |i, s| out[i] = s);
-        out
-    }
-
-    /// As [`Self::lookup_sorted`], each answer handed over as it is known (in order): a
-    /// big request's answers are never all held at once.
+    /// Resolves module offsets (ascending), reading the mapping in place, each answer
+    /// handed over as it is known (in order): a big request's answers are never all held.
     pub fn lookup_each(&self, offsets: &[u64], found: &mut dyn FnMut(usize, Option<Symbolized>)) {
         let mut state = Request::default();
         for (i, &addr) in offsets.iter().enumerate() {
@@ -709,7 +702,7 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
         let s = sym();
         assert_eq!(s.debug_id, "0123456789ABCDEF0123456789ABCDEF0");
         assert_eq!(s.code_id.as_deref(), Some("89ABCDEF"));
-        let r = s.lookup_sorted(&[
+        let r = crate::resolve::Module::Breakpad(s).lookup_sorted(&[
             0x1004, 0x1015, 0x103f, 0x1040, 0x1100, 0x11ff, 0x1205, 0x1210,
         ]);
         let a = r[0].as_ref().unwrap();
@@ -806,7 +799,7 @@ STACK CFI INIT 1000 20 .cfa: $rsp 8 +\r\n\
 PUBLIC 2000 0 p";
         let s = SymFile::from_bytes(text.as_bytes().to_vec(), Path::new("t.sym")).unwrap();
         assert_eq!(s.debug_id, "0123456789ABCDEF0123456789ABCDEF0");
-        let r = s.lookup_sorted(&[0x1009, 0x1018, 0x2004]);
+        let r = crate::resolve::Module::Breakpad(s).lookup_sorted(&[0x1009, 0x1018, 0x2004]);
         let a = r[0].as_ref().unwrap();
         assert_eq!(
             (&*a.function, a.file.as_deref(), a.line),
@@ -866,7 +859,7 @@ PUBLIC 1000 0 <.text ELF section in t>\n\
 PUBLIC 1100 0 <alloc::vec::Vec<T> as core::ops::Drop>::drop\n\
 PUBLIC 1200 0 <unknown in t>\n";
         let f = SymFile::from_bytes(sym.as_bytes().to_vec(), Path::new("t.sym")).unwrap();
-        let r = f.lookup_sorted(&[0x1010, 0x1110, 0x1210]);
+        let r = crate::resolve::Module::Breakpad(f).lookup_sorted(&[0x1010, 0x1110, 0x1210]);
         assert!(r[0].is_none() && r[2].is_none());
         assert_eq!(
             &*r[1].as_ref().unwrap().function,

@@ -6,6 +6,7 @@ pub mod bytes;
 pub mod codescan;
 pub mod dwarf;
 pub mod elf;
+pub mod fasthash;
 pub mod funcs;
 pub mod macho;
 pub mod native;
@@ -71,12 +72,9 @@ impl Module {
 
     /// Resolves module offsets, which must be sorted ascending (one pass per module).
     pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
-        match self {
-            Module::Native(m) => m.lookup_sorted(offsets),
-            Module::Pdb(m) => m.lookup_sorted(offsets),
-            Module::Breakpad(m) => m.lookup_sorted(offsets),
-            Module::Sidecar(m) => offsets.iter().map(|&o| m.lookup(o)).collect(),
-        }
+        let mut out = vec![None; offsets.len()];
+        self.lookup_each(offsets, &mut |i, s| out[i] = s);
+        out
     }
 
     /// As [`Self::lookup_sorted`], handing each answer to `found` with the index of its
@@ -87,9 +85,9 @@ impl Module {
             Module::Native(m) => m.lookup_each(offsets, found),
             Module::Breakpad(m) => m.lookup_each(offsets, found),
             Module::Pdb(m) => m.lookup_each(offsets, found),
-            _ => {
-                for (i, s) in self.lookup_sorted(offsets).into_iter().enumerate() {
-                    found(i, s);
+            Module::Sidecar(m) => {
+                for (i, &o) in offsets.iter().enumerate() {
+                    found(i, m.lookup(o));
                 }
             }
         }

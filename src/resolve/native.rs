@@ -99,15 +99,8 @@ impl NativeModule {
         self.lookup_at(addr, DwarfAnswer::Ask)
     }
 
-    /// As [`Self::lookup`] for sorted offsets: DWARF is read once for all of them.
-    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
-        let mut out: Vec<Option<Symbolized>> = (0..offsets.len()).map(|_| None).collect();
-        self.lookup_each(offsets, &mut |i, s| out[i] = s);
-        out
-    }
-
-    /// As [`Self::lookup_sorted`], each answer handed to `found` with its offset's index
-    /// as soon as it is known.
+    /// As [`Self::lookup`] for sorted offsets (DWARF is read once for all of them), each
+    /// answer handed to `found` with its offset's index as soon as it is known.
     pub fn lookup_each(&self, offsets: &[u64], found: &mut dyn FnMut(usize, Option<Symbolized>)) {
         let addrs: Vec<(usize, u64)> = offsets
             .iter()

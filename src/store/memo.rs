@@ -208,7 +208,8 @@ impl LoadedModule {
         if text.is_empty() {
             return Place::NOTHING;
         }
-        let key = text_hash(text);
+        use std::hash::BuildHasher;
+        let key = crate::resolve::fasthash::Fast::default().hash_one(text);
         if let Some(&p) = self.shared.borrow().get(&key)
             && self.chunks.borrow()[p.chunk as usize]
                 .get(p.start as usize..p.start as usize + p.len as usize)
@@ -283,23 +284,6 @@ impl LoadedModule {
     pub fn failure(&self) -> Option<LoadError> {
         self.failed.borrow().clone()
     }
-}
-
-/// A hash of a text, eight bytes at a time (a shared text is a few hundred bytes; SipHash
-/// over all of them cost a cold request more than the sharing saved).
-fn text_hash(text: &[u8]) -> u64 {
-    let mut h = (text.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut words = text.chunks_exact(8);
-    for w in &mut words {
-        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
-        h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(27);
-    }
-    for &b in words.remainder() {
-        h = (h ^ u64::from(b))
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(27);
-    }
-    h
 }
 
 /// The index of the first entry of `memo[from..]` at or past `offset`: steps doubling

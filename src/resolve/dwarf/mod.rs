@@ -19,6 +19,7 @@ use addr2line::{LookupContinuation, LookupResult, SplitDwarfLoad};
 use gimli::{EndianSlice, Reader, RunTimeEndian, SectionId};
 
 use super::bytes::{Bytes, FileBytes};
+use super::fasthash::Fast;
 use super::section::{Budget, DebugDataError};
 use super::{InlineFrame, Symbolized, Text};
 
@@ -589,33 +590,6 @@ impl SplitDwarf {
         None
     }
 }
-
-/// A hasher for keys that are already well spread (addresses, offsets): one multiply per
-/// word instead of SipHash.
-#[derive(Default, Clone, Copy)]
-pub(super) struct FastHasher(u64);
-
-impl std::hash::Hasher for FastHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(u64::from(*b));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-}
-
-pub(super) type Fast = std::hash::BuildHasherDefault<FastHasher>;
 
 /// Test inputs of the batch path's readers: own-corpus binaries from gcc and clang, DWARF 4
 /// and 5, -O0 to -O2.

@@ -180,7 +180,7 @@ impl Detail {
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, crate::resolve::dwarf::Fast>;
+type FastMap<K, V> = HashMap<K, V, crate::resolve::fasthash::Fast>;
 
 /// The parts of the PDB that lookups read from, held for the module's life.
 struct Parts {
@@ -728,15 +728,9 @@ impl PdbModule {
         self.cost
     }
 
-    /// Resolves module offsets (in any order; one batch reads each procedure once).
-    pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
-        let mut out = Vec::with_capacity(offsets.len());
-        self.lookup_each(offsets, &mut |_, s| out.push(s));
-        out
-    }
-
-    /// As [`Self::lookup_sorted`], each answer handed to `found` as soon as it is known
-    /// (with the index of its offset), so that a big request's answers are never all held.
+    /// Resolves module offsets (in any order; one batch reads each procedure once), each
+    /// answer handed to `found` as soon as it is known (with the index of its offset), so
+    /// that a big request's answers are never all held.
     pub fn lookup_each(&self, offsets: &[u64], found: &mut dyn FnMut(usize, Option<Symbolized>)) {
         let mut batch = Batch::new(&self.parts);
         let mut cache = self.cache.borrow_mut();

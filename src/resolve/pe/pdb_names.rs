@@ -35,7 +35,7 @@ pub struct NameFormatter<'t, 's> {
     /// Each type's text by (index, depth), as written once: the argument types of the
     /// functions of a C++ program are mostly the same few (`std::basic_string<…> const&`),
     /// and each is many records to read.
-    written: RefCell<HashMap<(TypeIndex, u32), Box<str>, crate::resolve::dwarf::Fast>>,
+    written: RefCell<HashMap<(TypeIndex, u32), Box<str>, crate::resolve::fasthash::Fast>>,
     ptr_size: u64,
 }
 

@@ -18,8 +18,9 @@ mod units;
 mod walk;
 
 use super::skip::Plans;
-use super::{Fast, Frame, R};
+use super::{Frame, R};
 use crate::resolve::Text;
+use crate::resolve::fasthash::Fast;
 
 use names::{DieInfo, die_info};
 use rows::{file_path, scan_lines};
