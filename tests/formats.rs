@@ -717,3 +717,69 @@ fn repeats_and_overlapping_requests_answer_as_a_fresh_server_does() {
         );
     }
 }
+
+/// A big answer asked for again is sent again as it was, until a module of the request
+/// resolves otherwise: a `.sym` put in the store after the first requests names the
+/// frames of the next ones, as a fresh server names them.
+#[test]
+fn a_request_asked_again_is_answered_as_before_until_a_module_changes() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/corpus/breakpad");
+    let (name, id) = ("tmpl-gcc-O2-dwarf4", "DF2B56A15D151081B4D7E992A14A8F690");
+    let sym_path = fixtures.join(format!("{name}/{id}/{name}.sym"));
+    let sym = std::fs::read_to_string(&sym_path).unwrap();
+    let starts: Vec<u64> = sym
+        .lines()
+        .filter(|l| l.starts_with("FUNC "))
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let f = if f[1] == "m" { &f[2..] } else { &f[1..] };
+            u64::from_str_radix(f[0], 16).unwrap()
+        })
+        .collect();
+    // Answers of more than 256 KiB are kept: 6 000 frames, even unnamed, are more.
+    let stack: Vec<(usize, u64)> = starts.iter().cycle().take(6000).map(|&o| (0, o)).collect();
+    let map = [(name.to_string(), id.to_string())];
+    let store = scratch("asked-again-store");
+    let server = Server::start(&["--breakpad-symbol-dir", store.to_str().unwrap()]);
+    let again = |n: usize| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let seen = server.stderr().matches("the same answer as before").count();
+            if seen >= n || std::time::Instant::now() > deadline {
+                return seen;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+
+    let missing = server.symbolicate(&map, &stack);
+    assert_eq!(
+        missing["results"][0]["found_modules"][format!("{name}/{id}")],
+        false
+    );
+    assert_eq!(server.symbolicate(&map, &stack), missing);
+    assert_eq!(again(1), 1, "{}", server.stderr());
+
+    let dir = store.join(name).join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&sym_path, dir.join(format!("{name}.sym"))).unwrap();
+    let want = Server::start(&["--breakpad-symbol-dir", fixtures.to_str().unwrap()])
+        .symbolicate(&map, &stack);
+    let frames = want["results"][0]["stacks"][0].as_array().unwrap();
+    assert!(frames.iter().all(|f| f.get("function").is_some()));
+    assert_eq!(
+        server.symbolicate(&map, &stack),
+        want,
+        "once the .sym is there"
+    );
+    assert_eq!(server.symbolicate(&map, &stack), want, "asked again");
+    assert_eq!(again(2), 2, "{}", server.stderr());
+    // The log lines of the four requests, in order: the third was answered afresh.
+    let log = server.stderr();
+    let again: Vec<bool> = log
+        .lines()
+        .filter(|l| l.contains("/symbolicate/v5 200"))
+        .map(|l| l.contains("the same answer as before"))
+        .collect();
+    assert_eq!(again, [false, true, false, true], "{log}");
+}

@@ -4,7 +4,7 @@
 //! filling it most of a warm request's time).
 
 use std::io::Read;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 #[derive(Default)]
 pub struct Answer {
@@ -14,6 +14,22 @@ pub struct Answer {
     /// Pieces and the positions in `text` they are inserted at, ascending.
     pieces: Vec<Piece>,
     len: usize,
+    /// Where it goes once sent whole.
+    keep: Option<Arc<Keeper>>,
+    /// An answer sent before, sent again as it is (then the rest is empty).
+    again: Option<Arc<Answer>>,
+}
+
+/// Where an answer goes once it has been sent whole, for an identical request to be
+/// answered with: the same text and pieces, read again.
+#[derive(Default)]
+pub struct Keeper(Mutex<Option<Arc<Answer>>>);
+
+impl Keeper {
+    /// The answer, once it has been sent whole.
+    pub fn answer(&self) -> Option<Arc<Answer>> {
+        self.0.lock().ok()?.clone()
+    }
 }
 
 /// `shared[slot][start..start + len]`, inserted at `at` in the text.
@@ -68,7 +84,35 @@ impl Answer {
 
     /// Length in bytes.
     pub fn len(&self) -> usize {
-        self.text.len() + self.len
+        match &self.again {
+            Some(a) => a.len(),
+            None => self.text.len() + self.len,
+        }
+    }
+
+    /// Bytes it holds of its own (the texts it shares are the memo's).
+    pub fn own_size(&self) -> usize {
+        self.text.capacity()
+            + self.pieces.capacity() * std::mem::size_of::<Piece>()
+            + self.shared.capacity() * std::mem::size_of::<Arc<Vec<u8>>>()
+    }
+
+    /// An answer sent before, to be sent again.
+    pub fn again(answer: Arc<Answer>) -> Answer {
+        Answer {
+            again: Some(answer),
+            ..Answer::default()
+        }
+    }
+
+    /// Whether it is an answer sent before.
+    pub fn is_again(&self) -> bool {
+        self.again.is_some()
+    }
+
+    /// Has the answer put into `keeper` once it has been read to its end.
+    pub fn keep_in(&mut self, keeper: Arc<Keeper>) {
+        self.keep = Some(keeper);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -82,9 +126,19 @@ impl Answer {
         out
     }
 
-    pub fn into_reader(self) -> AnswerReader {
+    pub fn into_reader(mut self) -> AnswerReader {
+        if let Some(a) = self.again.take() {
+            return a.reader(None);
+        }
+        let keeper = self.keep.take();
+        Arc::new(self).reader(keeper)
+    }
+
+    /// Reads the answer from its start; when read to its end, it goes into `keeper`.
+    fn reader(self: Arc<Self>, keeper: Option<Arc<Keeper>>) -> AnswerReader {
         AnswerReader {
             answer: self,
+            keeper,
             next_piece: 0,
             in_piece: 0,
             at: 0,
@@ -121,7 +175,8 @@ fn prefetch(_: &[u8]) {}
 
 /// Reads an [`Answer`] in order: text up to the next piece's position, the piece, ...
 pub struct AnswerReader {
-    answer: Answer,
+    answer: Arc<Answer>,
+    keeper: Option<Arc<Keeper>>,
     next_piece: usize,
     /// Bytes of the next piece already read.
     in_piece: usize,
@@ -141,6 +196,12 @@ impl Read for AnswerReader {
             } else if let Some(p) = piece {
                 &p.bytes(&a.shared)[self.in_piece..]
             } else {
+                if n == 0
+                    && let Some(keeper) = self.keeper.take()
+                    && let Ok(mut kept) = keeper.0.lock()
+                {
+                    *kept = Some(self.answer.clone());
+                }
                 break;
             };
             if self.at >= until && self.in_piece == 0 {

@@ -1,6 +1,7 @@
 //! API handlers: one JSON request in, one JSON answer out. Shared by the server and by
 //! `query`, so both answer the same.
 
+mod again;
 mod answer;
 mod asm;
 pub mod source;
@@ -164,6 +165,8 @@ pub struct Api {
     told: BTreeSet<(String, DebugId)>,
     /// Advice for modules without debug info, said once per kind.
     advisor: crate::hint::Advisor,
+    /// Big symbolication answers, kept for the same request asked again.
+    again: again::Again,
 }
 
 impl Api {
@@ -200,6 +203,7 @@ impl Api {
             quiet,
             told: BTreeSet::new(),
             advisor: Default::default(),
+            again: Default::default(),
         }
     }
 
@@ -318,6 +322,11 @@ impl Api {
     /// the caller asks again when [`Self::poll_downloads`] moves on); else the answer,
     /// from what is here.
     pub fn handle_or_wait(&mut self, path: &str, body: &[u8], may_wait: bool) -> Handled {
+        if path == "/symbolicate/v5"
+            && let Some(answer) = self.answer_again(body)
+        {
+            return Handled::Answer(Ok(answer));
+        }
         let request = match Request::parse(path, body) {
             Ok(r) => r,
             Err(e) => return Handled::Answer(Err(e)),
@@ -328,7 +337,27 @@ impl Api {
         if may_wait && can_wait && self.waits(&request) {
             return Handled::WaitForDownloads;
         }
+        if let Request::Symbolicate(jobs) = &request {
+            let (mut answer, modules) = self.symbolicate(jobs);
+            self.again.remember(body, modules, &mut answer);
+            return Handled::Answer(Ok(answer));
+        }
         Handled::Answer(Ok(self.answer(&request)))
+    }
+
+    /// The answer given to this same body before, if every module it needs still
+    /// resolves as it did then.
+    fn answer_again(&mut self, body: &[u8]) -> Option<Answer> {
+        let entry = self.again.take(body)?;
+        for ((name, id), then) in &entry.modules {
+            let LibState::Known(lib) = self.lib(name, id) else {
+                return None;
+            };
+            if !then.holds(&self.store.module(name, id, lib.as_ref())) {
+                return None;
+            }
+        }
+        self.again.answer(entry)
     }
 
     /// Reaps and starts downloads and takes the profile's libs as they come; a count
@@ -366,7 +395,7 @@ impl Api {
 
     fn answer(&mut self, request: &Request) -> Answer {
         let value = match request {
-            Request::Symbolicate(jobs) => return self.symbolicate(jobs),
+            Request::Symbolicate(jobs) => return self.symbolicate(jobs).0,
             // The front-end shows the message of a failure only on a 200.
             Request::Source(req) => self
                 .source(req)

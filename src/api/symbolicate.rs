@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use serde_json::{Value, json};
 
+use super::again::{Outcome, Resolved};
 use super::{Answer, Api, ApiError};
 use crate::debugid::DebugId;
 use crate::jsonwrite::{hex_string, string};
@@ -13,7 +14,8 @@ use crate::resolve::{LoadError, Symbolized};
 use crate::store::{Answered, LoadedModule};
 
 impl Api {
-    pub(super) fn symbolicate(&mut self, jobs: &[Job]) -> Answer {
+    /// The answer, and how its modules resolved (`None` if one of them is not final).
+    pub(super) fn symbolicate(&mut self, jobs: &[Job]) -> (Answer, Option<Resolved>) {
         // One sorted pass per module over every address of every job; each frame
         // numbered in request order, to find its answer's place when written.
         let mut wanted: BTreeMap<(&str, &DebugId), Vec<(u64, usize)>> = BTreeMap::new();
@@ -30,6 +32,7 @@ impl Api {
         }
         let mut places = vec![Answered::NOTHING; frames];
         let mut answers: HashMap<(&str, &DebugId), ModuleAnswer> = HashMap::new();
+        let mut resolved = Some(Vec::with_capacity(wanted.len()));
         for ((name, id), mut asked) in wanted {
             asked.sort_unstable();
             let mut offsets: Vec<u64> = asked.iter().map(|&(o, _)| o).collect();
@@ -45,6 +48,10 @@ impl Api {
                 let line = self.advisor.report(name, &answer, lib.as_ref(), verbose);
                 crate::elog!("{line}");
             }
+            resolved = resolved.and_then(|mut r: Resolved| {
+                r.push(((name.to_string(), id.clone()), Outcome::of(&answer)?));
+                Some(r)
+            });
             let answer = match answer {
                 Ok(module) => match module.places_sorted(&offsets, encode) {
                     Ok(found) => {
@@ -80,7 +87,7 @@ impl Api {
             places = rest;
         }
         answer.text().extend_from_slice(b"]}");
-        answer
+        (answer, resolved)
     }
 }
 

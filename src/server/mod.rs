@@ -125,6 +125,8 @@ pub struct Server {
     parked: parked::Parking,
     /// Bytes of the body of the request being served (for its log line).
     body_in: usize,
+    /// The request log's note on the request being served.
+    note: &'static str,
 }
 
 impl Server {
@@ -210,6 +212,7 @@ impl Server {
             quiet,
             parked: Default::default(),
             body_in: 0,
+            note: "",
         })
     }
 
@@ -290,6 +293,7 @@ impl Server {
     fn serve(&mut self, mut request: Request) {
         let started = std::time::Instant::now();
         self.body_in = 0;
+        self.note = "";
         // The Host and token checks, the body limit and the reading of the body were done
         // by the connection's own thread (limits.rs in the patched tiny_http): the body is
         // in memory here, and nothing below waits on the client but writing the answer.
@@ -325,7 +329,14 @@ impl Server {
         // Log lines name the path without the token.
         let shown = format!("/…{rest}");
         if !self.quiet {
-            log_request(&request, &shown, &response, self.body_in, started, "");
+            log_request(
+                &request,
+                &shown,
+                &response,
+                self.body_in,
+                started,
+                self.note,
+            );
         }
         send(request, response, &shown);
     }
@@ -341,7 +352,12 @@ impl Server {
                 Ok(body) => {
                     self.body_in = body.len();
                     match self.api.handle_or_wait(api_path, &body, true) {
-                        Handled::Answer(Ok(answer)) => json_answer(200, answer),
+                        Handled::Answer(Ok(answer)) => {
+                            if answer.is_again() {
+                                self.note = ", the same answer as before";
+                            }
+                            json_answer(200, answer)
+                        }
                         Handled::Answer(Err(e)) => error_response(&e),
                         Handled::WaitForDownloads => {
                             return Served::Park {
