@@ -289,7 +289,11 @@ impl SymFile {
     pub fn cost(&self) -> u64 {
         // A big mapping holds at most RELEASE_EVERY bytes of pages between releases, a
         // small one all of them; bytes in memory (a zip entry) are held whole.
-        let pages = if self.data.len() > KEEP_PAGES { 0 } else { self.data.len() };
+        let pages = if self.data.len() > KEEP_PAGES {
+            0
+        } else {
+            self.data.len()
+        };
         self.data.owned_len().max(pages) as u64
             + 32 * self.funcs.len() as u64
             + 16 * self.publics.len() as u64
