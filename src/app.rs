@@ -62,6 +62,7 @@ fn steady_allocator() {
 
 /// Bytes of heap faulted in ahead of the first request (under the mapping bound above,
 /// so that they are the heap's own: the request's allocations are carved from them).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 const WARM_HEAP: usize = 30 << 20;
 
 /// Has a helper thread fault in the heap's next `WARM_HEAP` bytes on the idle core while
