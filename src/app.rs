@@ -68,7 +68,7 @@ const WARM_HEAP: usize = 30 << 20;
 /// Has a helper thread fault in the heap's next `WARM_HEAP` bytes on the idle core while
 /// the first request is read and answered: a page fault costs 2-4 µs on a virtual
 /// machine, and a cold 10 000-address PDB request faults in about 25 MB of fresh heap
-/// (87 -> 73 ms with them faulted in ahead, medians of 11; sqlite's PDB 27 -> 23 ms). The
+/// (83.5 -> 58.9 ms with them faulted in ahead, medians of 11; sqlite's PDB 27 -> 23 ms). The
 /// pages are used by the requests that follow: peak memory after a 100 000-address request
 /// is unchanged. Without `MADV_POPULATE_WRITE` (Linux before 5.14) nothing happens.
 fn warm_heap() {

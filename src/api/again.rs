@@ -96,6 +96,9 @@ fn hash(body: &[u8]) -> u64 {
 impl Again {
     /// The entry for this exact body, taken out (put back by [`Self::answer`]).
     pub(super) fn take(&mut self, body: &[u8]) -> Option<Entry> {
+        if self.entries.is_empty() {
+            return None;
+        }
         // An answer whose module left the cache would hold that module's texts.
         self.entries.retain(|e| {
             let live = e.modules.iter().all(|(_, o)| o.live());
@@ -125,7 +128,8 @@ impl Again {
     }
 
     /// Keeps `answer` for this body once it is sent whole, if it is big enough to be
-    /// worth it; `modules` is `None` when one of them is not final.
+    /// worth it; `modules` is `None` when one of them is not final. Called only after
+    /// [`Self::take`] for the same body.
     pub(super) fn remember(&mut self, body: &[u8], modules: Option<Resolved>, answer: &mut Answer) {
         let Some(modules) = modules else {
             return;
@@ -135,17 +139,9 @@ impl Again {
         }
         let keeper = Arc::new(Keeper::default());
         answer.keep_in(keeper.clone());
-        let h = hash(body);
-        if let Some(i) = self
-            .entries
-            .iter()
-            .position(|e| e.hash == h && e.body == body)
-        {
-            let old = self.entries.remove(i);
-            self.cost -= old.cost;
-        }
+        // No entry for this body is left: `take` ran before this request was answered.
         self.insert(Entry {
-            hash: h,
+            hash: hash(body),
             body: body.to_vec(),
             modules,
             keeper,
