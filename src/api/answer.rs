@@ -48,9 +48,12 @@ impl Piece {
 }
 
 impl Answer {
-    pub fn with_capacity(text: usize) -> Answer {
+    /// An answer of about `text` bytes of its own and `pieces` pieces (sized once: a
+    /// list doubling as it grows is copied, and for a moment held twice).
+    pub fn with_capacity(text: usize, pieces: usize) -> Answer {
         Answer {
             text: Vec::with_capacity(text),
+            pieces: Vec::with_capacity(pieces),
             ..Answer::default()
         }
     }

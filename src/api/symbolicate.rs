@@ -74,8 +74,13 @@ impl Api {
         // Written straight to text, each frame's remembered text spliced in, not copied: a
         // tree of values for 100 000 frames with their inline chains cost more than the
         // lookups of a warm request. About 64 bytes per frame besides the pieces.
+        let pieces = places
+            .iter()
+            .filter(|p| p.own.found())
+            .map(|p| p.parts().iter().filter(|p| p.found()).count())
+            .sum();
         let mut answer =
-            Answer::with_capacity(frames.saturating_add(jobs.len()).saturating_mul(72));
+            Answer::with_capacity(frames.saturating_add(jobs.len()).saturating_mul(72), pieces);
         answer.text().extend_from_slice(b"{\"results\":[");
         let mut places = &places[..];
         for (i, job) in jobs.iter().enumerate() {
@@ -97,18 +102,23 @@ enum ModuleAnswer {
     Missing(Vec<LoadError>),
 }
 
-/// A frame's answer after its `module`: `"function"` to the end of `"inlines"`. Returns
-/// where `"inlines"` begins: frames of one function mostly share that part.
-fn encode(s: &Symbolized, out: &mut Vec<u8>) -> usize {
+/// A frame's answer after its `module`, in three parts: what every address of its
+/// function shares (`"function"`, `"function_size"`, `"file"`), what is its own
+/// (`"function_offset"`, `"line"`), and `"inlines"`, which frames of one function mostly
+/// share. Returns where the second and the third part begin. (Keys are in no particular
+/// order in JSON; this one keeps the shared parts whole.)
+fn encode(s: &Symbolized, out: &mut Vec<u8>) -> (usize, usize) {
     out.extend_from_slice(b",\"function\":");
     string(out, &s.function);
-    out.extend_from_slice(b",\"function_offset\":");
-    hex_string(out, s.function_offset);
     if let Some(size) = s.function_size {
         out.extend_from_slice(b",\"function_size\":");
         hex_string(out, size);
     }
-    file_line(out, s.file.as_deref(), s.line);
+    file_line(out, s.file.as_deref(), None);
+    let head = out.len();
+    out.extend_from_slice(b",\"function_offset\":");
+    hex_string(out, s.function_offset);
+    file_line(out, None, s.line);
     let own = out.len();
     if !s.inlines.is_empty() {
         out.extend_from_slice(b",\"inlines\":[");
@@ -133,7 +143,7 @@ fn encode(s: &Symbolized, out: &mut Vec<u8>) -> usize {
         }
         out.push(b']');
     }
-    own
+    (head, own)
 }
 
 /// `file` and `line` when known: never `null`, which the front-end rejects.
@@ -228,7 +238,7 @@ fn write_job(
                 {
                     // The module's texts are shared once per job, when first needed.
                     let base = *e.slot.get_or_insert_with(|| answer.share(module.texts()));
-                    for p in [place.own, place.shared] {
+                    for p in place.parts() {
                         if p.found() {
                             answer.splice(base + p.chunk, p.start, p.len);
                         }

@@ -31,20 +31,28 @@ impl Place {
     }
 }
 
-/// Where an offset's answer is: a text of its own, then one it shares with the other
-/// offsets that have it (its inline frames: addresses of one function mostly share
-/// them, and they were most of an answer's bytes).
+/// Where an offset's answer is, in the order it is written: a text it shares with the
+/// other offsets of its function (name, size, file), a short text of its own (offset,
+/// line), and a text it shares with the offsets that have the same inline frames. The
+/// shared parts were most of an answer's bytes: kept once, not once per offset.
 #[derive(Clone, Copy)]
 pub struct Answered {
+    pub head: Place,
     pub own: Place,
     pub shared: Place,
 }
 
 impl Answered {
     pub const NOTHING: Answered = Answered {
+        head: Place::NOTHING,
         own: Place::NOTHING,
         shared: Place::NOTHING,
     };
+
+    /// The places to write, in order.
+    pub fn parts(&self) -> [Place; 3] {
+        [self.head, self.own, self.shared]
+    }
 }
 
 /// Answer texts are appended to chunks of this size, shared with the answers being
@@ -121,12 +129,12 @@ impl LoadedModule {
 
     /// Where the answers for the ascending `offsets` are, in the chunks [`Self::texts`]
     /// gives: remembered ones looked up, the others resolved and encoded by `encode` (one
-    /// pass over those not yet asked for) and remembered. `encode` returns where the part
-    /// of its text that other answers may share begins.
+    /// pass over those not yet asked for) and remembered. `encode` writes the three parts
+    /// of [`Answered`] in order and returns where the second and the third begin.
     pub fn places_sorted(
         &self,
         offsets: &[u64],
-        encode: impl Fn(&Symbolized, &mut Vec<u8>) -> usize,
+        encode: impl Fn(&Symbolized, &mut Vec<u8>) -> (usize, usize),
     ) -> Result<Vec<Answered>, LoadError> {
         let mut places = Vec::with_capacity(offsets.len());
         // Indexes (into `offsets`) of those not remembered.
@@ -158,19 +166,28 @@ impl LoadedModule {
         // Each answer is encoded as it comes: a big request's answers are never all held
         // as structures at once.
         let mut scratch = Vec::new();
+        // The last shared texts kept: offsets of one function come one after the other,
+        // and a comparison with these is cheaper than a hash and a probe.
+        let mut last = [(Vec::new(), Place::NOTHING), (Vec::new(), Place::NOTHING)];
         let mut new = Vec::with_capacity(asked.len());
         self.guarded(|| {
             self.module.lookup_each(&asked, &mut |i, s| {
                 let place = match s {
                     Some(s) => {
                         scratch.clear();
-                        let split = encode(&s, &mut scratch).min(scratch.len());
-                        let (own, shared) = scratch.split_at(split);
+                        let (a, b) = encode(&s, &mut scratch);
+                        let b = b.min(scratch.len());
+                        let (head, rest) = scratch[..].split_at(a.min(b));
+                        let (own, shared) = rest.split_at(b - head.len());
                         match self.keep(own) {
-                            Some(own) => Answered {
-                                own,
-                                shared: self.keep_shared(shared),
-                            },
+                            Some(own) => {
+                                let [h, i] = &mut last;
+                                Answered {
+                                    head: self.keep_shared_after(head, h),
+                                    own,
+                                    shared: self.keep_shared_after(shared, i),
+                                }
+                            }
                             None => Answered::NOTHING,
                         }
                     }
@@ -200,6 +217,16 @@ impl LoadedModule {
             }
         }
         Ok(places)
+    }
+
+    /// [`Self::keep_shared`], `last` being the text kept before and its place.
+    fn keep_shared_after(&self, text: &[u8], last: &mut (Vec<u8>, Place)) -> Place {
+        if last.0 != text {
+            last.1 = self.keep_shared(text);
+            last.0.clear();
+            last.0.extend_from_slice(text);
+        }
+        last.1
     }
 
     /// Where `text` is kept, once for all the answers that share it (nothing for an
