@@ -169,17 +169,23 @@ impl ClientConnection {
         let mut body = Vec::with_capacity(length.unwrap_or(0) as usize);
         let mut buf = [0u8; 16 << 10];
         if let Some(len) = length {
-            let mut left = len;
-            while left > 0 {
+            // PATCH: read straight into the body, as much as has arrived per read (16 KiB
+            // reads through a buffer were 80 system calls and a copy for a 1.3 MB body);
+            // it grows by at most 1 MiB ahead of what has arrived.
+            let len = len as usize;
+            let mut filled = 0;
+            while filled < len {
                 in_time()?;
-                let want = buf.len().min(left as usize);
-                let n = self.next_header_source.read(&mut buf[..want]).map_err(ReadError::ReadIoError)?;
+                let end = len.min(filled + (1 << 20));
+                if body.len() < end {
+                    body.resize(end, 0);
+                }
+                let n = self.next_header_source.read(&mut body[filled..end]).map_err(ReadError::ReadIoError)?;
                 if n == 0 {
                     let early = IoError::new(ErrorKind::ConnectionAborted, "the body ends early");
                     return Err(ReadError::ReadIoError(early));
                 }
-                body.extend_from_slice(&buf[..n]);
-                left -= n as u64;
+                filled += n;
             }
         } else {
             let mut decoder = chunked_transfer::Decoder::new(&mut self.next_header_source);
