@@ -183,9 +183,9 @@ impl LoadedModule {
                             Some(own) => {
                                 let [h, i] = &mut last;
                                 Answered {
-                                    head: self.keep_shared_after(head, h),
+                                    head: self.keep_after(head, h, false),
                                     own,
-                                    shared: self.keep_shared_after(shared, i),
+                                    shared: self.keep_after(shared, i, true),
                                 }
                             }
                             None => Answered::NOTHING,
@@ -219,10 +219,18 @@ impl LoadedModule {
         Ok(places)
     }
 
-    /// [`Self::keep_shared`], `last` being the text kept before and its place.
-    fn keep_shared_after(&self, text: &[u8], last: &mut (Vec<u8>, Place)) -> Place {
+    /// Where `text` is kept: where `last` (the text kept before) is if it is the same,
+    /// else kept anew, once per module if `dedup` (a hash and a probe: worth it for the
+    /// inline frames, which addresses of different functions share; not for a
+    /// function's name and file, which only its own addresses share, and they come one
+    /// after the other).
+    fn keep_after(&self, text: &[u8], last: &mut (Vec<u8>, Place), dedup: bool) -> Place {
         if last.0 != text {
-            last.1 = self.keep_shared(text);
+            last.1 = match dedup {
+                true => self.keep_shared(text),
+                false if text.is_empty() => Place::NOTHING,
+                false => self.keep(text).unwrap_or(Place::NOTHING),
+            };
             last.0.clear();
             last.0.extend_from_slice(text);
         }
