@@ -304,8 +304,8 @@ impl SymFile {
     /// handed over as it is known (in order): a big request's answers are never all held.
     pub fn lookup_each(&self, offsets: &[u64], found: &mut dyn FnMut(usize, Option<Symbolized>)) {
         let mut state = Request::default();
-        for (i, &addr) in offsets.iter().enumerate() {
-            found(i, self.lookup(&mut state, addr));
+        for i in 0..offsets.len() {
+            found(i, self.lookup(&mut state, offsets, i));
         }
         give_back(&self.data, &self.data);
     }
@@ -329,7 +329,11 @@ impl SymFile {
             .clone()
     }
 
-    fn lookup(&self, state: &mut Request, addr: u64) -> Option<Symbolized> {
+    /// The answer for `offsets[at]`. A FUNC's block is parsed for the run of offsets
+    /// from `at` on that fall in it (ascending offsets: all of its own), and kept for
+    /// them.
+    fn lookup(&self, state: &mut Request, offsets: &[u64], at: usize) -> Option<Symbolized> {
+        let addr = offsets[at];
         let data: &[u8] = &self.data;
         let i = self.funcs.partition_point(|f| f.addr <= addr);
         let func_index = i.checked_sub(1).filter(|&j| {
@@ -339,14 +343,23 @@ impl SymFile {
         let Some(j) = func_index else {
             return self.public_for(addr);
         };
-        if state.block.as_ref().is_none_or(|(k, _)| *k != j) {
+        if state.block.as_ref().is_none_or(|(k, _)| *k != j) || at >= state.run_end {
             let f = &self.funcs[j];
             let s = usize::try_from(f.start).ok()?;
             let len = usize::try_from(f.len).ok()?;
             let text = lossy(data.get(s..s.checked_add(len)?)?);
+            let end = f.addr.saturating_add(f.size);
+            let run = offsets[at..]
+                .iter()
+                .take_while(|&&o| f.addr <= o && o < end)
+                .count();
+            state.run_end = at + run;
+            state.targets.clear();
+            state.targets.extend_from_slice(&offsets[at..at + run]);
+            state.targets.sort_unstable();
             // The last block's vectors are reused: their capacity is there already.
             let old = state.block.take().map(|(_, b)| b);
-            state.block = Some((j, Block::parse(&text, old)?));
+            state.block = Some((j, Block::parse(&text, &state.targets, old)?));
             // A fault maps up to 16 pages around the one read: count at least that.
             state.parsed += len.max(64 << 10);
             if state.parsed >= RELEASE_EVERY {
@@ -474,7 +487,10 @@ fn is_placeholder(name: &str) -> bool {
 /// read so far.
 #[derive(Default)]
 struct Request {
+    /// The FUNC block parsed last, for the offsets before `run_end` (`targets`, sorted).
     block: Option<(usize, Block)>,
+    run_end: usize,
+    targets: Vec<u64>,
     /// Bytes of blocks parsed since the mapping's pages were last given back.
     parsed: usize,
     file_names: HashMap<u32, Option<Text>>,
@@ -584,8 +600,20 @@ impl Fields<'_> {
     }
 }
 
+/// Whether one of `targets` (sorted) is in `[start, start + size)`.
+fn holds_one(targets: &[u64], start: u64, size: u64) -> bool {
+    let i = targets.partition_point(|&t| t < start);
+    targets
+        .get(i)
+        .is_some_and(|&t| t < start.saturating_add(size))
+}
+
 impl Block {
-    fn parse(text: &str, reuse: Option<Block>) -> Option<Block> {
+    /// The block's records that hold one of `targets` (sorted): the others cannot be in
+    /// an answer for them, and only their addresses are read. A line record whose range
+    /// holds none of them, or an `INLINE` none of whose ranges does, is passed over after
+    /// its addresses (the numbers before them are most of what there is to read).
+    fn parse(text: &str, targets: &[u64], reuse: Option<Block>) -> Option<Block> {
         // The lines as `str::lines` gives them: split after each `\n`, a `\r` before it
         // dropped, no empty line after a final `\n`.
         let bytes = text.as_bytes();
@@ -629,26 +657,37 @@ impl Block {
                 && let Some(rest) = l.strip_prefix("INLINE ")
             {
                 let mut f = Fields(Some(rest));
-                let mut num = || f.next_dec().flatten();
-                let (Some(depth), Some(call_line), Some(call_file), Some(origin)) =
-                    (num(), num(), num(), num())
-                else {
-                    continue;
-                };
+                for _ in 0..4 {
+                    f.next();
+                }
                 // Past the four numbers, every field that is hex counts, in pairs.
                 // More records than a u32 counts cannot fit a mapped file's lines.
                 let owner = block.inlines.len() as u32;
+                let held = block.ranges.len();
                 let mut pending = None;
                 while let Some(n) = f.next_hex() {
                     let Some(n) = n else { continue };
                     match pending.take() {
                         None => pending = Some(n),
-                        Some(a) => {
+                        Some(a) if holds_one(targets, a, n) => {
                             block.ranges.push((a, n));
                             block.owners.push(owner);
                         }
+                        Some(_) => {}
                     }
                 }
+                if block.ranges.len() == held {
+                    continue;
+                }
+                let mut f = Fields(Some(rest));
+                let mut num = || f.next_dec().flatten();
+                let (Some(depth), Some(call_line), Some(call_file), Some(origin)) =
+                    (num(), num(), num(), num())
+                else {
+                    block.ranges.truncate(held);
+                    block.owners.truncate(held);
+                    continue;
+                };
                 block.inlines.push(Inline {
                     depth,
                     call_line,
@@ -657,9 +696,13 @@ impl Block {
                 });
             } else {
                 let mut f = Fields(Some(l));
-                if let (Some(a), Some(s), Some(line), Some(file)) = (
-                    f.next_hex().flatten(),
-                    f.next_hex().flatten(),
+                let (Some(a), Some(s)) = (f.next_hex().flatten(), f.next_hex().flatten()) else {
+                    continue;
+                };
+                if !holds_one(targets, a, s) {
+                    continue;
+                }
+                if let (Some(line), Some(file)) = (
                     f.next_dec().flatten(),
                     f.next().and_then(|s| dec(s.trim_end())),
                 ) {
@@ -713,6 +756,22 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
 
     fn sym() -> SymFile {
         SymFile::from_bytes(SYM.as_bytes().to_vec(), Path::new("t.sym")).unwrap()
+    }
+
+    /// A block is parsed for the offsets asked in it: in any order, repeated, or
+    /// coming back to a block after another, each answer is the one it gets alone.
+    #[test]
+    fn offsets_in_any_order_answer_as_each_alone() {
+        let asked = [
+            0x1015, 0x1004, 0x1205, 0x1015, 0x1011, 0x1100, 0x1016, 0x1000, 0x103f, 0x1200, 0x1012,
+        ];
+        let together = crate::resolve::Module::Breakpad(sym()).lookup_sorted(&asked);
+        for (o, got) in asked.iter().zip(&together) {
+            let alone = crate::resolve::Module::Breakpad(sym()).lookup_sorted(&[*o]);
+            assert_eq!(got, &alone[0], "{o:#x}");
+        }
+        assert_eq!(together[0].as_ref().unwrap().inlines.len(), 2);
+        assert_eq!(together[4].as_ref().unwrap().inlines.len(), 1);
     }
 
     #[test]
