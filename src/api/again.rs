@@ -87,10 +87,8 @@ pub(super) struct Again {
 }
 
 fn hash(body: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut h = crate::resolve::fasthash::FastHasher::default();
-    h.write(body);
-    h.finish()
+    use std::hash::BuildHasher;
+    crate::resolve::fasthash::Fast::default().hash_one(body)
 }
 
 impl Again {

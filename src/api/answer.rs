@@ -78,25 +78,19 @@ impl Answer {
     /// the request's handling, not later in the writer.
     pub fn splice(&mut self, slot: u32, start: u32, len: u32) {
         let at = self.text.len();
-        let Ok(gap) = u32::try_from(at - self.last_at) else {
-            // Over 4 GiB of text since the last piece: the bytes are copied instead.
-            let piece = Piece {
-                gap: 0,
-                slot,
-                start,
-                len,
-            };
-            let bytes = piece.bytes(&self.shared).to_vec();
-            self.text.extend_from_slice(&bytes);
-            return;
-        };
-        let piece = Piece {
-            gap,
+        let mut piece = Piece {
+            gap: 0,
             slot,
             start,
             len,
         };
-        piece.bytes(&self.shared);
+        let bytes = piece.bytes(&self.shared);
+        let Ok(gap) = u32::try_from(at - self.last_at) else {
+            // Over 4 GiB of text since the last piece: the bytes are copied instead.
+            self.text.extend_from_slice(bytes);
+            return;
+        };
+        piece.gap = gap;
         self.len += len as usize;
         self.last_at = at;
         self.pieces.push(piece);
