@@ -229,9 +229,71 @@ pub fn touch(root: &Path, rel: &Path) {
     }
 }
 
-/// Whether a cache file name is a download in progress (never a cache entry).
+/// What names a download in progress: `.<file name>.pss-part-<pid>-<n>`, at the top of a
+/// cache root (`curl::part_rel`).
+pub const PART_MARK: &str = ".pss-part-";
+
+/// Whether a cache file name is a download in progress (never a cache entry); earlier
+/// versions wrote `.part-` and listed those in the index.
 fn is_part(name: &str) -> bool {
-    name.contains(".part-")
+    name.contains(".part-") || name.contains(PART_MARK)
+}
+
+/// Whether `name` is exactly what [`PART_MARK`] files are named: ours, whoever wrote it
+/// (no other tool names files so), and only a file a killed run of ours can leave.
+fn is_our_part(name: &str) -> bool {
+    let Some((head, tail)) = name.rsplit_once(PART_MARK) else {
+        return false;
+    };
+    let mut nums = tail.split('-');
+    head.starts_with('.')
+        && nums
+            .next()
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        && nums
+            .next()
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        && nums.next().is_none()
+}
+
+/// Removes `root` again if this download made it and it is still empty (`remove_dir`
+/// removes nothing else): a download that stored nothing leaves no folder.
+pub fn remove_if_made(root: &Path, made: bool) {
+    if made {
+        let _ = std::fs::remove_dir(root);
+    }
+}
+
+/// Removes partial downloads that a killed run of ours left at the top of `root` (named
+/// by [`PART_MARK`], regular files, not symlinks) and unchanged for a day: a running
+/// download writes to its file all the time. Returns how many went.
+pub fn sweep_parts(root: &Path) -> usize {
+    if check_root(root).is_err() {
+        return 0;
+    }
+    let Ok(dir) = std::fs::read_dir(root) else {
+        return 0;
+    };
+    let now = SystemTime::now();
+    let mut removed = 0;
+    for e in dir.flatten() {
+        let name = e.file_name();
+        if !name.to_str().is_some_and(is_our_part) {
+            continue;
+        }
+        let Ok(meta) = e.path().symlink_metadata() else {
+            continue;
+        };
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .unwrap_or_default();
+        if meta.is_file() && age > STALE_PART && std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// One file this program wrote into a cache: where, and its size when written (a file of

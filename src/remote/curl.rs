@@ -63,8 +63,6 @@ pub struct Download {
     /// The cache root and the file's place under it.
     pub root: PathBuf,
     pub rel: PathBuf,
-    /// The temporary file's place under the root.
-    pub part_rel: PathBuf,
     /// The URL asked for first: what the download is known by.
     pub url: String,
     /// The URL of the current hop.
@@ -78,6 +76,8 @@ pub struct Download {
     may_be_local: bool,
     /// When progress was last printed (`None`: never).
     reported: Option<Instant>,
+    /// The cache root did not exist before this download (see `Remote::made_roots`).
+    pub made_root: bool,
 }
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -105,14 +105,19 @@ fn program() -> std::ffi::OsString {
     std::env::var_os("PROFILER_SYMBOL_SERVER_CURL").unwrap_or_else(|| "curl".into())
 }
 
-/// The temporary file's path beside `rel` (relative to the cache root).
+/// The temporary file's name for `rel`, at the top of the cache root: the folders of
+/// `rel` are made only once the file is complete, so a download that finds nothing (a
+/// 404 for each of a profile's 200 000 libraries) leaves no folder behind. Its name
+/// ends with [`cache::PART_MARK`], the process ID and a counter: what a killed run left is
+/// recognised by it and swept when stale (`cache::sweep_parts`).
 pub fn part_rel(rel: &Path) -> PathBuf {
     let name = rel
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    rel.with_file_name(format!(
-        ".{name}.part-{}-{}",
+    PathBuf::from(format!(
+        ".{name}{}{}-{}",
+        cache::PART_MARK,
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ))
@@ -173,10 +178,13 @@ fn spawn(url: &str, pin: &[String], seconds: u64, file: &File) -> Result<Child, 
 /// name under a checked cache root.
 pub fn start(url: &str, root: &Path, rel: &Path, source: usize) -> Result<Download, StartError> {
     let tmp_rel = part_rel(rel);
+    let made_root = root.symlink_metadata().is_err();
     let tmp = cache::prepare(root, &tmp_rel)
         .map_err(|e| StartError::Other(format!("cannot use the cache: {e}")))?;
-    let file = cache::create_new(&tmp)
-        .map_err(|e| StartError::Other(format!("cannot create {}: {e}", tmp.display())))?;
+    let file = cache::create_new(&tmp).map_err(|e| {
+        cache::remove_if_made(root, made_root);
+        StartError::Other(format!("cannot create {}: {e}", tmp.display()))
+    })?;
     match spawn(url, &[], max_seconds(), &file) {
         Ok(child) => {
             crate::signals::track(&tmp, Some(child.id()));
@@ -186,7 +194,6 @@ pub fn start(url: &str, root: &Path, rel: &Path, source: usize) -> Result<Downlo
                 tmp,
                 root: root.to_path_buf(),
                 rel: rel.to_path_buf(),
-                part_rel: tmp_rel,
                 url: url.to_string(),
                 hop: url.to_string(),
                 hops: 0,
@@ -195,10 +202,12 @@ pub fn start(url: &str, root: &Path, rel: &Path, source: usize) -> Result<Downlo
                 deadline: Instant::now() + Duration::from_secs(max_seconds()),
                 may_be_local: false,
                 reported: None,
+                made_root,
             })
         }
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
+            cache::remove_if_made(root, made_root);
             Err(e)
         }
     }

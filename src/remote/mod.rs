@@ -137,6 +137,10 @@ pub struct Remote {
     wrote: HashSet<PathBuf>,
     running: Vec<curl::Download>,
     queued: VecDeque<Queued>,
+    /// Cache roots this run created for a download and has stored nothing in yet: removed
+    /// again (only if empty) once no download uses them, so that downloads that found
+    /// nothing leave no folder.
+    made_roots: HashSet<PathBuf>,
     /// Whether [`Self::find`] waits for each download instead of answering `Pending`; set
     /// at construction, read through [`Self::waits`].
     blocking: bool,
@@ -262,6 +266,7 @@ impl Remote {
             wrote: HashSet::new(),
             running: Vec::new(),
             queued: VecDeque::new(),
+            made_roots: HashSet::new(),
             blocking,
             curl_missing: false,
             finished: 0,
@@ -487,11 +492,10 @@ impl Remote {
                 if self.verbose {
                     crate::elog!("  fetching {}", job.url);
                 }
-                if src.prunable
-                    && let Some(index) = &self.index
-                {
-                    // Listed before a byte arrives: what a killed run leaves is found later.
-                    index.record(&d.root, &d.part_rel, 0);
+                // Not listed in the index: only what was stored is. A partial file that a
+                // killed run leaves is recognised by its name (`evict`).
+                if d.made_root {
+                    self.made_roots.insert(d.root.clone());
                 }
                 Some(d)
             }
@@ -536,10 +540,22 @@ impl Remote {
         if let Some(index) = &self.index {
             index.evict(cache::MAX_BYTES, cache::MAX_AGE, in_flight);
         }
+        for s in self.sources.iter().filter(|s| s.prunable) {
+            cache::sweep_parts(&s.cache);
+        }
     }
 
     fn record(&mut self, d: &curl::Download, outcome: curl::Outcome) {
         self.finished += 1;
+        if matches!(outcome, curl::Outcome::Saved) {
+            self.made_roots.remove(&d.root);
+        } else if self.made_roots.contains(&d.root)
+            && !self.running.iter().any(|r| r.root == d.root)
+        {
+            // `remove_dir` removes an empty folder only.
+            cache::remove_if_made(&d.root, true);
+            self.made_roots.remove(&d.root);
+        }
         match outcome {
             curl::Outcome::Saved => {
                 // It answered: a later failure starts from the first pause again.
@@ -634,6 +650,9 @@ impl Remote {
         }
         self.running.clear();
         self.queued.clear();
+        for root in self.made_roots.drain() {
+            cache::remove_if_made(&root, true);
+        }
     }
 }
 

@@ -258,7 +258,7 @@ pub(crate) fn downloads_go_to_a_private_file_curl_never_opens_by_name() {
         "curl follows no redirect itself: {log}"
     );
     let stdout = argv.iter().find_map(|a| a.strip_prefix("stdout=")).unwrap();
-    assert!(stdout.contains(".libfake.so.sym.part-"), "{log}");
+    assert!(stdout.contains(".libfake.so.sym.pss-part-"), "{log}");
     let root = xdg.join("profiler-symbol-server");
     let file = root.join(format!("breakpad/{}/{}/libfake.so.sym", m.name, m.id));
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
@@ -437,4 +437,83 @@ pub(crate) fn one_deadline_bounds_a_download_over_all_its_hops() {
     assert!(a["results"][0]["stacks"][0][0].get("function").is_none());
     assert_eq!((front.requests().len(), slow.requests().len()), (1, 1));
     assert!(partial_files(&xdg).is_empty());
+}
+
+/// Every folder and file under `dir`, relative to it, sorted.
+fn tree(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+pub(crate) fn downloads_that_find_nothing_leave_no_folder_and_no_index_line() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-404-leaves-nothing");
+    let missing = Fake::start(|_| Reply::NotFound);
+    let xdg = dir.join("xdg");
+    // Our cache root exists (an earlier run's index in it); elfutils' does not yet.
+    let root = xdg.join("profiler-symbol-server");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("written.jsonl"), "").unwrap();
+    let env = [
+        ("XDG_CACHE_HOME", xdg.display().to_string()),
+        ("DEBUGINFOD_URLS", missing.url()),
+    ];
+    let args = [
+        "--breakpad-symbol-server".to_string(),
+        missing.url(),
+        "--windows-symbol-server".to_string(),
+        missing.url(),
+    ];
+    let request = json!({
+        "memoryMap": [
+            ["libnothere.so", "0123456789ABCDEF0123456789ABCDEF0"],
+            ["nothere.pdb", "0123456789ABCDEF0123456789ABCDEF1"],
+        ],
+        "stacks": [[[0, 0x10], [1, 0x20]]]
+    });
+    let out = common::run_with_stdin(
+        Command::new(BIN)
+            .args(["query", "/symbolicate/v5"])
+            .args(&args)
+            .env_remove("_NT_SYMBOL_PATH")
+            .envs(env.iter().map(|(k, v)| (k, v))),
+        request.to_string().as_bytes(),
+    );
+    assert!(out.status.success());
+    // Both servers were asked (a breakpad and a symsrv URL for the two modules).
+    assert!(
+        missing.count("libnothere.so") >= 1,
+        "{:?}",
+        missing.requests()
+    );
+    assert!(
+        missing.count("nothere.pdb") >= 1,
+        "{:?}",
+        missing.requests()
+    );
+    assert_eq!(
+        tree(&xdg),
+        [
+            "profiler-symbol-server",
+            "profiler-symbol-server/written.jsonl"
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("written.jsonl")).unwrap(),
+        ""
+    );
 }
