@@ -222,3 +222,47 @@ fn a_zip_bomb_is_refused() {
     let errors = v["results"][0]["module_errors"][format!("bomb/{id}")].to_string();
     assert!(errors.contains("zip bomb"), "{errors}");
 }
+
+/// A zeroed `.debug_str` makes every DWARF name empty: the answer takes the symbol
+/// table's name (what `nm` lists at the address) and gives no empty file.
+#[test]
+fn empty_dwarf_names_fall_back_to_the_symbol_table() {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/corrupt"));
+    let so = dir.join("libzerostr.so");
+    let Some(nm) = tool("nm", &[so.to_str().unwrap()], dir) else {
+        skip("no nm (binutils)", true);
+        return;
+    };
+    let id = elf_debug_id(&so);
+    let base = elf_image_base(&so);
+    // (address, name) of the two exported functions, from nm.
+    let funcs: Vec<(u64, String)> = nm
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (addr, kind, name) = (f.next()?, f.next()?, f.next()?);
+            (kind == "T").then(|| (parse_hex(addr), name.to_string()))
+        })
+        .collect();
+    assert_eq!(funcs.len(), 2, "{nm}");
+    let offsets: Vec<u64> = funcs
+        .iter()
+        .flat_map(|(a, _)| [a - base, a - base + 4, a - base + 12])
+        .collect();
+    let v = query_stdin(
+        &["/symbolicate/v5", "--symbol-dir", dir.to_str().unwrap()],
+        &[],
+        &job("libzerostr.so", &id, &offsets),
+    );
+    let frames = frames_of(&v["results"][0]);
+    assert_eq!(frames.len(), offsets.len(), "{v}");
+    for (k, f) in frames.iter().enumerate() {
+        let (_, want) = &funcs[k / 3];
+        assert_eq!(f["function"], json!(want), "{f}");
+        assert_ne!(f.get("file"), Some(&json!("")), "{f}");
+        for i in f["inlines"].as_array().into_iter().flatten() {
+            assert_ne!(i.get("function"), Some(&json!("")), "{i}");
+            assert_ne!(i.get("file"), Some(&json!("")), "{i}");
+        }
+    }
+}

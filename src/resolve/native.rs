@@ -135,8 +135,22 @@ impl NativeModule {
         self.code.is_empty() || self.code.iter().any(|&(s, e)| s <= addr && addr < e)
     }
 
-    /// `dwarf`: the DWARF answer when the batch path gave it.
+    /// `dwarf`: the DWARF answer when the batch path gave it. An empty file name (a
+    /// zeroed string section) is no file: answered as none, never as `""`.
     fn lookup_at(&self, addr: u64, dwarf: DwarfAnswer) -> Option<Symbolized> {
+        let mut s = self.lookup_any(addr, dwarf)?;
+        if s.function.is_empty() {
+            return None;
+        }
+        s.file = s.file.filter(|f| !f.is_empty());
+        for i in &mut s.inlines {
+            i.file = i.file.take().filter(|f| !f.is_empty());
+            i.function = i.function.take().filter(|f| !f.is_empty());
+        }
+        Some(s)
+    }
+
+    fn lookup_any(&self, addr: u64, dwarf: DwarfAnswer) -> Option<Symbolized> {
         let mut lines = None;
         if let Some(d) = &self.dwarf {
             let found = match dwarf {

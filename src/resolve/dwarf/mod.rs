@@ -344,7 +344,11 @@ impl DwarfResolver {
             // A C++ function's symbol is mangled unless it is `extern "C"`: either way
             // the symbol is the name (llvm-symbolizer's answer too).
             Some(n) if self.unqualified(n) => symbol_at(entry)
-                .or_else(|| self.qualified.qualified(unit, die))
+                .or_else(|| {
+                    self.qualified
+                        .qualified(unit, die)
+                        .filter(|q| !q.is_empty())
+                })
                 .or_else(|| self.name(n))?,
             Some(n) => self.name(n).or_else(|| symbol_at(entry))?,
             None => symbol_at(entry)?,
@@ -414,6 +418,10 @@ impl DwarfResolver {
     /// units, for one, carry Itanium names that the language alone does not announce).
     fn name(&self, name: &addr2line::FunctionName<R>) -> Option<Text> {
         let raw = name.name.slice();
+        // An empty name (a zeroed `.debug_str`) is none: the symbol table's is used.
+        if raw.is_empty() {
+            return None;
+        }
         let at = (raw.as_ptr() as usize, raw.len());
         if let Some(t) = self.names_at.borrow().get(&at) {
             return Some(t.clone());
