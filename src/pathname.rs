@@ -125,3 +125,73 @@ mod tests {
         }
     }
 }
+
+/// Why a path that a profile, a request or a debug file names must not be touched at all,
+/// not even looked at (`stat`), if it must not:
+/// - `\\host\share\…`, `\\?\…`, `\\.\…` (or with `/`): on Windows, looking at a UNC path
+///   connects to that host and sends the user's NTLM credentials, and `\\.\pipe\…`
+///   reaches local named pipes and devices;
+/// - `/net/…`: the automounter's, which mounts another machine's share on a look.
+///
+/// `..` is taken as written (`/tmp/../net/h` is under `/net`). Paths the user types
+/// (`--symbol-dir \\server\symbols`) are not checked: they are the user's choice.
+pub fn refused_from_outside(path: &str) -> Option<&'static str> {
+    let unified = path.replace('\\', "/");
+    if unified.starts_with("//") {
+        return Some(
+            "a UNC or device path (\\\\host\\share, \\\\?\\, \\\\.\\); looking at it would connect to another machine or reach a device",
+        );
+    }
+    if unified.starts_with('/') {
+        let mut parts: Vec<&str> = Vec::new();
+        for c in unified.split('/') {
+            match c {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                other => parts.push(other),
+            }
+        }
+        if parts.first() == Some(&"net") {
+            return Some(
+                "under /net, where looking at a path mounts another machine's share (the automounter)",
+            );
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod outside_tests {
+    use super::refused_from_outside;
+
+    #[test]
+    fn unc_device_and_automount_paths_are_refused_in_every_spelling() {
+        for p in [
+            r"\\attacker\share\xul.pdb",
+            r"\\attacker@80\x",
+            r"\\.\pipe\x",
+            r"\\?\C:\x.pdb",
+            r"\\?\UNC\host\share\x",
+            "//host/share/x.pdb",
+            r"/\host\x",
+            "/net/host/lib/libxul.so",
+            "/net",
+            "/tmp/../net/host/x",
+            "/./net/h/x",
+        ] {
+            assert!(refused_from_outside(p).is_some(), "{p}");
+        }
+        for p in [
+            "/usr/lib/libc.so.6",
+            "/network/x",
+            "/home/net/x",
+            r"C:\build\xul.pdb",
+            "relative/net/x",
+            "libxul.so",
+        ] {
+            assert!(refused_from_outside(p).is_none(), "{p}");
+        }
+    }
+}

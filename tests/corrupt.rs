@@ -266,3 +266,94 @@ fn empty_dwarf_names_fall_back_to_the_symbol_table() {
         }
     }
 }
+
+/// A device, FIFO, UNC or `/net` path from a profile is never opened: the type is looked
+/// at first (`stat`), and UNC/device/automount paths not even that. A FIFO shows whether
+/// it was opened: a writer blocked in `open` returns only when someone opens it to read.
+#[cfg(unix)]
+#[test]
+fn profile_paths_that_are_no_regular_files_are_never_opened() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = scratch("corrupt-never-opened");
+    let fifo = dir.join("lib.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let opened = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (fifo, opened) = (fifo.clone(), opened.clone());
+        std::thread::spawn(move || {
+            // Blocks until a reader opens the FIFO.
+            let _f = std::fs::OpenOptions::new().write(true).open(&fifo);
+            opened.store(true, Ordering::SeqCst);
+        })
+    };
+    let id = "0123456789ABCDEF0123456789ABCDEF0";
+    let libs: Vec<Value> = [
+        ("fifo.so", fifo.to_str().unwrap()),
+        ("unc.pdb", r"\\attacker\share\unc.pdb"),
+        ("pipe.pdb", r"\\.\pipe\x"),
+        ("net.so", "/net/attacker/lib/net.so"),
+        ("climb.so", "/tmp/../net/attacker/climb.so"),
+    ]
+    .iter()
+    .map(|(n, p)| {
+        json!({"name": n, "debugName": n, "path": p, "debugPath": p, "breakpadId": id,
+               "start": 0, "end": 4096, "offset": 0})
+    })
+    .collect();
+    let profile = dir.join("profile.json");
+    std::fs::write(
+        &profile,
+        json!({"meta": {"version": 24}, "libs": libs, "threads": []}).to_string(),
+    )
+    .unwrap();
+    let server = Server::start(&[profile.to_str().unwrap()]);
+    let names = ["fifo.so", "unc.pdb", "pipe.pdb", "net.so", "climb.so"];
+    let map: Vec<Value> = names.iter().map(|n| json!([n, id])).collect();
+    let stack: Vec<Value> = (0..names.len()).map(|i| json!([i, 16])).collect();
+    let r = server.post_json(
+        "/symbolicate/v5",
+        &json!({"memoryMap": map, "stacks": [stack]}),
+    );
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    let errors = |name: &str| v["results"][0]["module_errors"][format!("{name}/{id}")].to_string();
+    assert!(
+        errors("fifo.so").contains("not a regular file"),
+        "{}",
+        errors("fifo.so")
+    );
+    for name in ["unc.pdb", "pipe.pdb"] {
+        let e = errors(name);
+        assert!(
+            e.contains("PathRefused") && e.contains("UNC"),
+            "{name}: {e}"
+        );
+    }
+    for name in ["net.so", "climb.so"] {
+        let e = errors(name);
+        assert!(
+            e.contains("PathRefused") && e.contains("/net"),
+            "{name}: {e}"
+        );
+    }
+    // The asm view looks for the code at the profile's paths too.
+    let a = server.post_json(
+        "/asm/v1",
+        &json!({"debugName": "fifo.so", "debugId": id, "name": "fifo.so",
+                "startAddress": "0x10", "size": "0x10"}),
+    );
+    assert!(a.status < 500, "{}", a.status);
+    server.assert_alive();
+    assert!(!opened.load(Ordering::SeqCst), "the FIFO was opened");
+    // Unblock the writer: open it for reading ourselves (its writer is waiting, so
+    // this does not block).
+    let _r = std::fs::File::open(&fifo);
+    writer.join().unwrap();
+}

@@ -175,6 +175,14 @@ pub fn locate(
     comp_dir: Option<&str>,
     debug_dir: &Path,
 ) -> Result<PathBuf, SourceError> {
+    // Debug info (and the request) name these: a UNC or /net path is not even looked at.
+    for named in std::iter::once(file).chain(comp_dir) {
+        if let Some(why) = crate::pathname::refused_from_outside(named) {
+            return Err(SourceError::NotServed(format!(
+                "{file}: {named} is {why}; not served"
+            )));
+        }
+    }
     let mut tries: Vec<(PathBuf, PathBuf)> = Vec::new(); // (candidate, folder it must stay in)
     let comp = comp_dir.map(|c| {
         let c = Path::new(c);

@@ -17,6 +17,10 @@ pub struct Lib {
     pub start: Option<u64>,
     pub end: Option<u64>,
     pub offset: u64,
+    /// Paths the profile named that are never looked at (a UNC, device or `/net` path:
+    /// [`crate::pathname::refused_from_outside`]), each with why: reported as the
+    /// module's errors.
+    pub refused: Vec<String>,
 }
 
 fn nonempty_str(v: &Value, key: &str) -> Option<String> {
@@ -32,18 +36,42 @@ impl Lib {
     pub fn from_json(v: &Value) -> Option<Lib> {
         let debug_name = nonempty_str(v, "debugName").or_else(|| nonempty_str(v, "name"))?;
         let breakpad_id = DebugId::from(nonempty_str(v, "breakpadId")?);
-        Some(Lib {
-            debug_name,
-            breakpad_id,
-            name: nonempty_str(v, "name"),
-            path: nonempty_str(v, "path"),
-            debug_path: nonempty_str(v, "debugPath"),
-            code_id: nonempty_str(v, "codeId"),
-            arch: nonempty_str(v, "arch"),
-            start: v.get("start").and_then(Value::as_u64),
-            end: v.get("end").and_then(Value::as_u64),
-            offset: v.get("offset").and_then(Value::as_u64).unwrap_or(0),
-        })
+        Some(
+            Lib {
+                debug_name,
+                breakpad_id,
+                name: nonempty_str(v, "name"),
+                path: nonempty_str(v, "path"),
+                debug_path: nonempty_str(v, "debugPath"),
+                code_id: nonempty_str(v, "codeId"),
+                arch: nonempty_str(v, "arch"),
+                start: v.get("start").and_then(Value::as_u64),
+                end: v.get("end").and_then(Value::as_u64),
+                offset: v.get("offset").and_then(Value::as_u64).unwrap_or(0),
+                refused: Vec::new(),
+            }
+            .screened(),
+        )
+    }
+
+    /// Moves the paths that must not be looked at to `refused`.
+    fn screened(mut self) -> Lib {
+        for p in [&mut self.path, &mut self.debug_path] {
+            // A relative path is looked up from the current folder too.
+            let refused = p.as_deref().and_then(|p| {
+                crate::pathname::refused_from_outside(p).or_else(|| {
+                    let here = std::env::current_dir().ok()?.join(p);
+                    crate::pathname::refused_from_outside(&here.to_string_lossy())
+                })
+            });
+            if let Some(why) = refused {
+                let path = p.take().unwrap_or_default();
+                self.refused.push(format!(
+                    "{path} (a path from the profile): not opened, {why}"
+                ));
+            }
+        }
+        self
     }
 }
 
@@ -55,7 +83,10 @@ pub fn anchor_relative_paths(libs: &mut [Lib], profile_dir: &std::path::Path) {
             let rel = std::path::Path::new(p.as_str());
             if rel.is_relative() {
                 let beside = profile_dir.join(rel);
-                if beside.exists() {
+                // `..` may climb from the profile's folder into /net.
+                if crate::pathname::refused_from_outside(&beside.to_string_lossy()).is_none()
+                    && beside.exists()
+                {
                     *p = beside.to_string_lossy().into_owned();
                 }
             }

@@ -176,6 +176,9 @@ load_error_kinds! {
     ObjectModified => "ObjectModified",
     ObjectNotFound => "ObjectNotFound",
     ParseError => "ParseError",
+    /// A path named by the profile or a debug file that is never looked at (UNC,
+    /// device, `/net`: [`crate::pathname::refused_from_outside`]).
+    PathRefused => "PathRefused",
     /// A parser panicked on the file (see [`LoadError::from_panic`]): named `ParseError`
     /// in answers, but the file is never parsed again.
     ParserPanic => "ParseError",
@@ -349,6 +352,7 @@ mod tests {
                 "ObjectModified",
                 "ObjectNotFound",
                 "ParseError",
+                "PathRefused",
                 "ParseError",
                 "ReadError",
                 "ServerDown",

@@ -432,6 +432,9 @@ impl SymbolStore {
                 ),
             ));
         }
+        for why in lib.iter().flat_map(|l| &l.refused) {
+            errors.push(LoadError::msg(LoadErrorKind::PathRefused, why.clone()));
+        }
         self.log(|| {
             let n = steps.iter().filter(|s| matches!(s, Step::Local(_))).count() as u64;
             format!(

@@ -192,7 +192,9 @@ pub(super) fn companions(
             // The debug file names it (not the request): relative paths may climb, as
             // Fedora's `../../.dwz/<pkg>` do; the format checks the build ID.
             let named = Path::new(path);
-            out.push(dir.join(named));
+            if crate::pathname::refused_from_outside(path).is_none() {
+                out.push(dir.join(named));
+            }
             if let Some(base) = named.file_name() {
                 out.push(Path::new("/usr/lib/debug/.dwz").join(base));
                 out.push(dir.join(base));
@@ -209,7 +211,10 @@ pub(super) fn companions(
             // The binary's own debug map names it: at that path, then by its file name
             // beside the binary and in each --symbol-dir (build trees move).
             let named = Path::new(recorded);
-            out.push(named.to_path_buf());
+            // Named by the file, not the user: never a UNC, device or /net path.
+            if crate::pathname::refused_from_outside(recorded).is_none() {
+                out.push(named.to_path_buf());
+            }
             if let Some(base) = named.file_name() {
                 out.push(dir.join(base));
                 out.extend(symbol_dirs.iter().map(|d| d.join(base)));
@@ -220,7 +225,10 @@ pub(super) fn companions(
                 return out;
             }
             out.push(dir.join(name));
-            out.push(PathBuf::from(recorded));
+            // The PE names it: `\\attacker\share\x.pdb` would make Windows connect out.
+            if crate::pathname::refused_from_outside(recorded).is_none() {
+                out.push(PathBuf::from(recorded));
+            }
             let id = id.to_ascii_uppercase();
             out.extend(symstores.iter().map(|s| s.join(name).join(&id).join(name)));
         }
