@@ -36,7 +36,13 @@ const ID: &str = "1F888B6846F37DD10B8171FD83CBEC3B0";
 
 fn example_server() -> Server {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example");
-    Server::start(&[dir.join("profile.json").to_str().unwrap()])
+    // The example's binary is beside its profile (a relative path): its sources are
+    // served once the user vouches for that folder.
+    Server::start(&[
+        dir.join("profile.json").to_str().unwrap(),
+        "--symbol-dir",
+        dir.to_str().unwrap(),
+    ])
 }
 
 #[test]

@@ -9,6 +9,10 @@ use serde_json::{Value, json};
 
 const PROFILE: &str = "fixtures/example/profile.json";
 
+/// The example's profile, its folder vouched for with `--symbol-dir`: its binary is beside
+/// the profile (a relative path), whose debug info's names are served only then.
+const EXAMPLE: [&str; 3] = [PROFILE, "--symbol-dir", "fixtures/example"];
+
 fn example_lib() -> (String, String) {
     let p: Value = serde_json::from_slice(&std::fs::read(PROFILE).unwrap()).unwrap();
     let l = &p["libs"][0];
@@ -54,7 +58,7 @@ fn source(server: &Server, name: &str, id: &str, offset: u64, file: &str) -> Val
 #[test]
 fn serves_a_file_named_by_an_inline_frame() {
     let (name, id) = example_lib();
-    let server = Server::start(&[PROFILE]);
+    let server = Server::start(&EXAMPLE);
     let (offset, header, outer) = inlined_offset(&server, &name, &id);
     let v = source(&server, &name, &id, offset, &header);
     assert_eq!(v["file"], json!(header));
@@ -74,7 +78,7 @@ fn serves_a_file_named_by_an_inline_frame() {
 #[test]
 fn refuses_files_the_debug_info_does_not_name() {
     let (name, id) = example_lib();
-    let server = Server::start(&[PROFILE]);
+    let server = Server::start(&EXAMPLE);
     let (offset, header, _) = inlined_offset(&server, &name, &id);
     for (file, needle) in [
         ("./profile.json", "does not name"),
@@ -258,4 +262,46 @@ fn never_serves_pseudo_files_however_they_are_named() {
         assert!(v.get("source").is_none(), "{file} was served: {v}");
         assert!(v["error"].as_str().unwrap().contains("pseudo-file"), "{v}");
     }
+}
+
+/// A library beside an untrusted profile (a relative lib path) whose debug info names a
+/// file of the user's (`#line 1 "/home/user/.ssh/id_rsa"`): that file is never served,
+/// and the error says how to vouch for the folder; vouched for, it is.
+#[test]
+#[cfg(target_os = "linux")]
+fn never_serves_files_named_by_a_library_that_came_with_the_profile() {
+    let dir = scratch("source-beside-profile");
+    let secret = scratch("source-beside-profile-secret").join("id_rsa");
+    std::fs::write(&secret, "-----BEGIN PRIVATE KEY-----\n").unwrap();
+    let (binary, offsets) = program_naming(&dir, &[secret.display().to_string()]);
+    let id = elf_debug_id(&binary);
+    let profile = dir.join("profile.json");
+    let lib = json!({"name": "pseudo", "debugName": "pseudo", "breakpadId": id,
+                     "path": "pseudo", "debugPath": "pseudo",
+                     "start": 0, "end": 0x100000, "offset": 0});
+    std::fs::write(
+        &profile,
+        json!({"meta": {"version": 24}, "libs": [lib], "threads": []}).to_string(),
+    )
+    .unwrap();
+    let file = secret.display().to_string();
+    let server = Server::start(&[profile.to_str().unwrap()]);
+    // The names are answered; the file is not served.
+    let r = server
+        .post_json("/symbolicate/v5", &job("pseudo", &id, &offsets))
+        .json();
+    assert_eq!(frames_of(&r["results"][0])[0]["file"], json!(file), "{r}");
+    let v = source(&server, "pseudo", &id, offsets[0], &file);
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(v.get("source").is_none(), "{v}");
+    assert!(e.contains("relative") && e.contains("--symbol-dir"), "{v}");
+    drop(server);
+    // The user vouches for the folder: served.
+    let server = Server::start(&[
+        profile.to_str().unwrap(),
+        "--symbol-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let v = source(&server, "pseudo", &id, offsets[0], &file);
+    assert_eq!(v["source"], json!("-----BEGIN PRIVATE KEY-----\n"), "{v}");
 }

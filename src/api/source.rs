@@ -29,6 +29,11 @@ pub enum SourceError {
         module: String,
         file: PathBuf,
     },
+    /// A debug file the profile named by a relative path (it came with the profile).
+    BesideProfile {
+        module: String,
+        file: PathBuf,
+    },
     /// Looking up the address failed.
     Lookup(LoadError),
     NoFunction {
@@ -64,6 +69,12 @@ impl fmt::Display for SourceError {
                 f,
                 "{module} was found only through a download ({}); sources are served only from local debug files",
                 file.display()
+            ),
+            SourceError::BesideProfile { module, file } => write!(
+                f,
+                "{module} was found through a path the profile gives relative ({}); the file names in its debug info are the profile's, so no file is served for them: pass --symbol-dir {} to vouch for that folder",
+                file.display(),
+                file.parent().unwrap_or(Path::new(".")).display()
             ),
             SourceError::Lookup(e) => write!(f, "{} ({})", e.message, e.kind),
             SourceError::NoFunction { offset, module } => {
@@ -309,6 +320,14 @@ impl Api {
             .ok_or_else(|| SourceError::OnlyBreakpad {
                 module: req.debug_name.clone(),
             })?;
+        // A file that came with the profile (a relative lib path): its names were chosen
+        // by whoever made the profile (`#line 1 "/home/user/.ssh/id_rsa"`).
+        if module.from_profile() {
+            return Err(SourceError::BesideProfile {
+                module: req.debug_name.clone(),
+                file: debug_file.to_path_buf(),
+            });
+        }
         // A downloaded file's names were chosen by the server: answered as for Breakpad.
         if module.downloaded() || self.store.is_download_cache(debug_file) {
             return Err(SourceError::OnlyDownload {

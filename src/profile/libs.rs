@@ -21,6 +21,10 @@ pub struct Lib {
     /// [`crate::pathname::refused_from_outside`]), each with why: reported as the
     /// module's errors.
     pub refused: Vec<String>,
+    /// The profile named a path of it relative (looked up beside the profile, then in
+    /// the current folder): what is found there came with the profile, so the file names
+    /// in its debug info are the profile's author's, not this machine's (`/source/v1`).
+    pub relative: bool,
 }
 
 fn nonempty_str(v: &Value, key: &str) -> Option<String> {
@@ -49,6 +53,7 @@ impl Lib {
                 end: v.get("end").and_then(Value::as_u64),
                 offset: v.get("offset").and_then(Value::as_u64).unwrap_or(0),
                 refused: Vec::new(),
+                relative: false,
             }
             .screened(),
         )
@@ -79,9 +84,16 @@ impl Lib {
 /// moved with its binaries), then in the current folder, as given.
 pub fn anchor_relative_paths(libs: &mut [Lib], profile_dir: &std::path::Path) {
     for lib in libs {
-        for p in [&mut lib.path, &mut lib.debug_path].into_iter().flatten() {
+        let Lib {
+            path,
+            debug_path,
+            relative,
+            ..
+        } = lib;
+        for p in [path, debug_path].into_iter().flatten() {
             let rel = std::path::Path::new(p.as_str());
             if rel.is_relative() {
+                *relative = true;
                 let beside = profile_dir.join(rel);
                 // `..` may climb from the profile's folder into /net.
                 if crate::pathname::refused_from_outside(&beside.to_string_lossy()).is_none()

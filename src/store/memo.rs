@@ -81,6 +81,9 @@ pub struct LoadedModule {
     /// The server its debug file was downloaded from (symbol server, debuginfod): whoever
     /// runs it wrote the file names in it, so they must not choose local files to serve.
     origin: Option<String>,
+    /// Found through a path the profile gave relative (beside it): its debug info's file
+    /// names are the profile author's, so no local file is served for them.
+    from_profile: bool,
 }
 
 /// Bytes counted per remembered answer besides its text.
@@ -100,7 +103,7 @@ impl std::ops::Deref for LoadedModule {
 }
 
 impl LoadedModule {
-    pub(super) fn new(module: Module, origin: Option<String>) -> LoadedModule {
+    pub(super) fn new(module: Module, origin: Option<String>, from_profile: bool) -> LoadedModule {
         LoadedModule {
             module,
             memo: Default::default(),
@@ -109,7 +112,14 @@ impl LoadedModule {
             memo_bytes: Default::default(),
             failed: Default::default(),
             origin,
+            from_profile,
         }
+    }
+
+    /// Whether the module was found only through a relative path of the profile (a file
+    /// that came with the profile, beside it) and not in a `--symbol-dir`.
+    pub fn from_profile(&self) -> bool {
+        self.from_profile
     }
 
     /// Whether the debug file came from a remote source (see `downloaded`).

@@ -445,19 +445,22 @@ impl SymbolStore {
         // A local file without debug info (stripped; a PE without its PDB) is only the
         // fallback: a later candidate (an unstripped copy in --symbol-dir), the sidecar
         // and the remote sources that fit the module may name more.
-        let mut fallback: Option<Module> = None;
+        let mut fallback: Option<(Module, bool)> = None;
         for step in steps {
+            let mut from_profile = false;
             let (module, origin) = match step {
                 Step::Local(c) => match self.try_candidate(&c, id) {
                     Ok(module) if lacks_debug_info(&module) => {
                         self.log(|| {
                             format!("  {}: no debug info; kept as the fallback", self.shown(&c))
                         });
-                        fallback.get_or_insert(module);
+                        let beside = self.beside_profile(&c, debug_name, lib);
+                        fallback.get_or_insert((module, beside));
                         continue;
                     }
                     Ok(module) => {
                         self.log(|| format!("  {}: using it", self.shown(&c)));
+                        from_profile = self.beside_profile(&c, debug_name, lib);
                         (module, None)
                     }
                     Err(e) => {
@@ -484,11 +487,14 @@ impl SymbolStore {
                     _ => continue,
                 },
                 Step::Fallback => match fallback.take() {
-                    Some(module) => (module, None),
+                    Some((module, beside)) => {
+                        from_profile = beside;
+                        (module, None)
+                    }
                     None => continue,
                 },
             };
-            let module = Rc::new(LoadedModule::new(module, origin));
+            let module = Rc::new(LoadedModule::new(module, origin, from_profile));
             self.insert(debug_name, id, module.clone());
             return Ok(module);
         }

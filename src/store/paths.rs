@@ -236,7 +236,43 @@ pub(super) fn companions(
     out
 }
 
+/// The files step 1 and step 5 take from a lib's paths (its `debugPath`, its `path`, the
+/// debug name beside `path`, their dSYM bundles).
+fn lib_files(lib: &Lib, debug_name: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Some(dp) = &lib.debug_path {
+        files.extend(dsym_of(Path::new(dp)));
+        files.push(PathBuf::from(dp));
+    }
+    if let Some(p) = &lib.path {
+        files.extend(dsym_of(Path::new(p)));
+        if is_plain(debug_name)
+            && let Some(dir) = Path::new(p).parent()
+        {
+            files.push(dir.join(debug_name));
+        }
+        files.push(PathBuf::from(p));
+    }
+    files
+}
+
 impl SymbolStore {
+    /// Whether `c` is a file the profile named by a relative path (one that came with the
+    /// profile) and that no `--symbol-dir` holds: the user vouched for nothing there.
+    pub(super) fn beside_profile(
+        &self,
+        c: &Candidate,
+        debug_name: &str,
+        lib: Option<&Lib>,
+    ) -> bool {
+        let (Candidate::File(path), Some(lib)) = (c, lib) else {
+            return false;
+        };
+        lib.relative
+            && lib_files(lib, debug_name).contains(path)
+            && !self.opts.symbol_dirs.iter().any(|d| path.starts_with(d))
+    }
+
     /// Every step of the search for a module, in the order of SPEC section 6.
     pub(super) fn search_order(
         &self,
@@ -263,17 +299,11 @@ impl SymbolStore {
         let mut files: Vec<PathBuf> = Vec::new();
         let plain = is_plain(debug_name);
         let name = lib.and_then(|l| l.name.as_deref()).filter(|n| is_plain(n));
-        // 1. The profile's hints.
+        // 1. The profile's hints (the binary itself comes last, step 5).
         if let Some(lib) = lib {
-            if let Some(dp) = &lib.debug_path {
-                files.extend(dsym_of(Path::new(dp)));
-                files.push(PathBuf::from(dp));
-            }
+            files.extend(lib_files(lib, debug_name));
             if let Some(p) = &lib.path {
-                files.extend(dsym_of(Path::new(p)));
-                if plain && let Some(dir) = Path::new(p).parent() {
-                    files.push(dir.join(debug_name));
-                }
+                files.retain(|f| f != Path::new(p));
             }
         }
         if debug_name == "[vdso]" {
