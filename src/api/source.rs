@@ -322,7 +322,7 @@ impl Api {
             })?;
         // A file that came with the profile (a relative lib path): its names were chosen
         // by whoever made the profile (`#line 1 "/home/user/.ssh/id_rsa"`).
-        if module.from_profile() {
+        if module.came_with_profile() {
             return Err(SourceError::BesideProfile {
                 module: req.debug_name.clone(),
                 file: debug_file.to_path_buf(),

@@ -118,7 +118,7 @@ impl LoadedModule {
 
     /// Whether the module was found only through a relative path of the profile (a file
     /// that came with the profile, beside it) and not in a `--symbol-dir`.
-    pub fn from_profile(&self) -> bool {
+    pub fn came_with_profile(&self) -> bool {
         self.from_profile
     }
 
