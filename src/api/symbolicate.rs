@@ -2,7 +2,7 @@
 //! the answer written straight to text.
 
 use std::collections::{BTreeMap, HashMap};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -11,7 +11,7 @@ use super::{Answer, Api, ApiError};
 use crate::debugid::DebugId;
 use crate::jsonwrite::{hex_string, string};
 use crate::resolve::{LoadError, Symbolized};
-use crate::store::{Answered, LoadedModule};
+use crate::store::Answered;
 
 impl Api {
     /// The answer, and how its modules resolved (`None` if one of them is not final).
@@ -63,7 +63,14 @@ impl Api {
                             }
                             places[frame] = found[k];
                         }
-                        ModuleAnswer::Found(module)
+                        // Only the answer texts are kept past here, not the module: a
+                        // request naming many modules holds one parsed module at a time
+                        // beyond what the cache keeps (20 modules of 200 MB of names
+                        // each were all held until the answer was written).
+                        ModuleAnswer::Found {
+                            texts: module.texts(),
+                            warnings: module.warnings().to_vec(),
+                        }
                     }
                     Err(e) => ModuleAnswer::Missing(vec![e]),
                 },
@@ -97,8 +104,12 @@ impl Api {
 }
 
 enum ModuleAnswer {
-    // Holding the module keeps its answers even if the cache evicts it meanwhile.
-    Found(Rc<LoadedModule>),
+    // The module's answer texts (shared, not copied) and its warnings: its answers stay
+    // even if the cache evicts the module meanwhile.
+    Found {
+        texts: Vec<Arc<Vec<u8>>>,
+        warnings: Vec<LoadError>,
+    },
     Missing(Vec<LoadError>),
 }
 
@@ -168,7 +179,7 @@ fn errors_json(errors: &[LoadError]) -> Value {
 
 /// A memoryMap entry as a job's frames write it.
 struct Entry<'a> {
-    module: Option<&'a LoadedModule>,
+    texts: Option<&'a [Arc<Vec<u8>>]>,
     /// `,"module":"…"`, escaped once, not per frame.
     prefix: Vec<u8>,
     /// Its key in `found_modules` and `module_errors`.
@@ -196,14 +207,16 @@ fn write_job(
     for (name, id) in &job.memory_map {
         let answer = answers.get(&(name.as_str(), id));
         let (module, is_found, problems) = match answer {
-            Some(ModuleAnswer::Found(m)) => (Some(&**m), Some(true), m.warnings()),
+            Some(ModuleAnswer::Found { texts, warnings }) => {
+                (Some(&texts[..]), Some(true), &warnings[..])
+            }
             Some(ModuleAnswer::Missing(errs)) => (None, Some(false), &errs[..]),
             None => (None, None, &[][..]),
         };
         let mut prefix = b",\"module\":".to_vec();
         string(&mut prefix, name);
         modules.push(Entry {
-            module,
+            texts: module,
             prefix,
             // The key repeats the request's ID as it was written.
             key: format!("{name}/{}", id.as_given()),
@@ -233,11 +246,11 @@ fn write_job(
             if let Some(m) = index {
                 let e = &mut modules[m];
                 out.extend_from_slice(&e.prefix);
-                if let Some(module) = e.module
+                if let Some(texts) = e.texts
                     && place.own.found()
                 {
                     // The module's texts are shared once per job, when first needed.
-                    let base = *e.slot.get_or_insert_with(|| answer.share(module.texts()));
+                    let base = *e.slot.get_or_insert_with(|| answer.share(texts.to_vec()));
                     for p in place.parts() {
                         if p.found() {
                             answer.splice(base + p.chunk, p.start, p.len);

@@ -120,6 +120,15 @@ impl Module {
         }
     }
 
+    /// Bytes of its symbol tables' names and entries this module holds on the heap
+    /// (part of [`Self::cost`]): the store bounds their total over all cached modules.
+    pub fn names_cost(&self) -> u64 {
+        match self {
+            Module::Native(m) => m.symbols.cost(),
+            _ => 0,
+        }
+    }
+
     /// Bytes of debug data this module holds in memory (for the cache bound).
     pub fn cost(&self) -> u64 {
         match self {

@@ -9,8 +9,11 @@ use std::path::Path;
 use super::{LoadError, LoadErrorKind, Text};
 
 /// The names a module may hold, distinct bytes. The biggest tables measured here (README,
-/// Security) hold 21 MB (libLLVM, 297 000 symbols); libxul's are in the tens of MB.
-pub const MAX_NAME_BYTES: usize = 256 << 20;
+/// Security) hold 21 MB (libLLVM, 297 000 symbols) and 23 MB (librustc_driver); libxul's
+/// are in the tens of MB. Real string tables hold each name about once, so their names
+/// take about the table's size; past this a file's names multiply (symbols naming
+/// different suffixes of one long string).
+pub const MAX_NAME_BYTES: usize = 128 << 20;
 /// The bytes of names read for a module's symbols: each name at a new place in a string
 /// table is read and hashed (one place named by many symbols is read once), so this
 /// bounds the time (libLLVM: 21 MB).

@@ -29,6 +29,12 @@ pub use memo::{Answered, LoadedModule};
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
 pub const DEFAULT_MAX_MODULES: usize = 32;
 pub const DEFAULT_MAX_BYTES: u64 = crate::resolve::section::BUDGET_MAX;
+/// What the cached modules' symbol-table names may hold together, on the heap (a module
+/// alone may hold [`crate::resolve::symnames::MAX_NAME_BYTES`]): the module cache's 4 GiB
+/// is for mapped debug data, which the system can page out; names are heap a laptop
+/// keeps. Two libxul-sized tables fit; 20 crafted files of 100 MB of names each no longer
+/// add up (the oldest modules go first).
+pub const MAX_NAMES_TOTAL: u64 = 384 << 20;
 
 /// A sidecar's modules by (debug name, upper-case debug ID).
 type SidecarModules = std::collections::HashMap<(String, DebugId), Rc<SidecarModule>>;
@@ -585,8 +591,12 @@ impl SymbolStore {
                 .map(|e| e.module.cost() + e.module.memo_cost())
                 .sum::<u64>()
         };
+        let names = module.names_cost();
+        let names_total = |c: &[CacheEntry]| c.iter().map(|e| e.module.names_cost()).sum::<u64>();
         while !self.cache.is_empty()
-            && (self.cache.len() >= self.max_modules || total(&self.cache) + cost > self.max_bytes)
+            && (self.cache.len() >= self.max_modules
+                || total(&self.cache) + cost > self.max_bytes
+                || names_total(&self.cache) + names > MAX_NAMES_TOTAL)
         {
             let oldest = self
                 .cache
