@@ -15,18 +15,17 @@ pub const EXIT_USAGE: u8 = 2;
 /// `symbolicate`: the outputs were written, but none of the profile's addresses got a name.
 pub const EXIT_NOTHING_RESOLVED: u8 = 3;
 
-/// The symbol store of a mode. Whether a lookup waits for its download is decided here,
-/// once: the server loop must never sit in a download (it parks the request and polls),
-/// and `query` starts every download a request needs before waiting for any (its loop
-/// around `Api::handle_or_wait`); `symbolicate` waits, after `SymbolStore::fetch_all` has
-/// fetched what the profile needs all at once.
-fn store(mut opts: SymbolOptions, blocking: bool) -> SymbolStore {
+/// The symbol store of a mode. The store never waits for a download: the server loop parks
+/// the request and polls, `query` starts every download a request needs before waiting
+/// for any (its loop around `Api::handle_or_wait`), `symbolicate` fetches what the
+/// profile needs all at once (`SymbolStore::fetch_all`).
+fn store(mut opts: SymbolOptions) -> SymbolStore {
     opts.one_by_one = std::env::var_os("PROFILER_SYMBOL_SERVER_ONE_BY_ONE").is_some();
     if let Ok(nt) = std::env::var("_NT_SYMBOL_PATH") {
         opts.symbol_path.extend(crate::cli::SymbolPath::parse(&nt));
     }
     let debuginfod = std::env::var("DEBUGINFOD_URLS").ok();
-    let remote = crate::remote::Remote::new(&opts, debuginfod.as_deref(), blocking);
+    let remote = crate::remote::Remote::new(&opts, debuginfod.as_deref());
     let mut store = SymbolStore::new(opts);
     store.set_remote(remote);
     store
@@ -126,7 +125,7 @@ pub fn run(inv: Invocation) -> u8 {
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
             // The server loop never waits for a download: it parks the request.
-            let mut store = store(symbols, false);
+            let mut store = store(symbols);
             // A sidecar beside the profile answers for modules no local file has.
             if let Some(p) = &profile {
                 let sidecar = crate::ci::default_sidecar(&p.path);
@@ -202,7 +201,7 @@ pub fn run(inv: Invocation) -> u8 {
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
             // Every download the request needs runs at once; this waits for them.
-            let mut store = store(symbols, false);
+            let mut store = store(symbols);
             let waits = store.remote_mut().is_some();
             let mut api = Api::new(store, None, quiet);
             let path = if api_path.starts_with('/') {
@@ -210,10 +209,14 @@ pub fn run(inv: Invocation) -> u8 {
             } else {
                 format!("/{api_path}")
             };
+            let mut handled = api.handle_or_wait(&path, body, waits);
             let answer = loop {
-                match api.handle_or_wait(&path, &body, waits) {
+                match handled {
                     Handled::Answer(answer) => break answer,
-                    Handled::WaitForDownloads => api.wait_download(),
+                    Handled::WaitForDownloads(parsed) => {
+                        api.wait_download();
+                        handled = api.handle_parsed(parsed, waits);
+                    }
                 }
             };
             api.say_advice();
@@ -242,7 +245,7 @@ pub fn run(inv: Invocation) -> u8 {
             }
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
-            let mut store = store(symbols, true);
+            let mut store = store(symbols);
             match crate::ci::symbolicate(&profile, output.as_deref(), sidecar, &mut store, quiet) {
                 Ok(outcome) if outcome.nothing_resolved() => EXIT_NOTHING_RESOLVED,
                 Ok(_) => EXIT_OK,

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use super::Answer;
 use super::answer::Keeper;
 use crate::debugid::DebugId;
-use crate::resolve::{LoadError, LoadErrorKind};
-use crate::store::LoadedModule;
+use crate::resolve::LoadError;
+use crate::store::{LoadedModule, ModuleState};
 
 /// Answers smaller than this are answered afresh in no time.
 const KEEP_MIN: usize = 256 << 10;
@@ -28,18 +28,16 @@ pub(super) enum Outcome {
     /// Weak: a kept answer does not keep its modules in memory. While the module lives,
     /// its address is its identity.
     Found(Weak<LoadedModule>),
-    Missing(Vec<(LoadErrorKind, String)>),
+    Missing(Vec<LoadError>),
 }
 
 impl Outcome {
     /// `None` for an outcome not to be relied on later: a download still going on.
-    pub(super) fn of(result: &Result<Rc<LoadedModule>, Vec<LoadError>>) -> Option<Outcome> {
-        Some(match result {
-            Ok(module) => Outcome::Found(Rc::downgrade(module)),
-            Err(errors) if errors.iter().any(|e| e.kind.is_pending()) => return None,
-            Err(errors) => {
-                Outcome::Missing(errors.iter().map(|e| (e.kind, e.message.clone())).collect())
-            }
+    pub(super) fn of(state: &ModuleState) -> Option<Outcome> {
+        Some(match state {
+            ModuleState::Ready(module) => Outcome::Found(Rc::downgrade(module)),
+            ModuleState::Pending(_) => return None,
+            ModuleState::Missing(errors) => Outcome::Missing(errors.clone()),
         })
     }
 
@@ -51,17 +49,14 @@ impl Outcome {
         }
     }
 
-    /// Whether `now` gives the answers this outcome gave.
-    pub(super) fn holds(&self, now: &Result<Rc<LoadedModule>, Vec<LoadError>>) -> bool {
+    /// Whether `now` gives the answers this outcome gave: the same loaded module (by
+    /// identity), or the same errors (by value).
+    pub(super) fn holds(&self, now: &ModuleState) -> bool {
         match (self, now) {
-            (Outcome::Found(then), Ok(now)) => std::ptr::eq(then.as_ptr(), Rc::as_ptr(now)),
-            (Outcome::Missing(then), Err(now)) => {
-                then.len() == now.len()
-                    && then
-                        .iter()
-                        .zip(now)
-                        .all(|((kind, message), e)| *kind == e.kind && *message == e.message)
+            (Outcome::Found(then), ModuleState::Ready(now)) => {
+                std::ptr::eq(then.as_ptr(), Rc::as_ptr(now))
             }
+            (Outcome::Missing(then), ModuleState::Missing(now)) => then == now,
             _ => false,
         }
     }

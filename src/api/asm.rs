@@ -148,7 +148,10 @@ impl Api {
         // /symbolicate/v5. Without it the code is still shown, unnamed.
         let module = req.debug_id.as_deref().and_then(|id| {
             let id = DebugId::new(id);
-            self.store.module(debug_name, &id, lib.as_ref()).ok()
+            self.store
+                .module(debug_name, &id, lib.as_ref())
+                .ready()
+                .cloned()
         });
         let mut size = req.size;
         if req.until_function_end

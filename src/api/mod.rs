@@ -91,8 +91,16 @@ pub enum Handled {
     /// The answer (or why there is none), final.
     Answer(Result<Answer, ApiError>),
     /// The answer waits for downloads (or for the profile's libs, still being read): ask
-    /// again when [`Api::poll_downloads`] moves on.
-    WaitForDownloads,
+    /// again with the parsed request ([`Api::handle_parsed`]) when
+    /// [`Api::poll_downloads`] moves on.
+    WaitForDownloads(Parsed),
+}
+
+/// A request, parsed once: a parked request is asked again with it, not re-read.
+pub struct Parsed {
+    request: Request,
+    /// The body of a `/symbolicate/v5` request, for answering it again (`again.rs`).
+    body: Vec<u8>,
 }
 
 /// The profile's entry for a module, as far as the profile has been read.
@@ -309,40 +317,49 @@ impl Api {
                 waits = true;
                 continue;
             };
-            waits |= self
-                .store
-                .module(&name, &id, lib.as_ref())
-                .is_err_and(|errors| errors.iter().any(|e| e.kind.is_pending()));
+            waits |= matches!(
+                self.store.module(&name, &id, lib.as_ref()),
+                crate::store::ModuleState::Pending(_)
+            );
         }
         waits
     }
 
     /// For the server loop and `query`: [`Handled::WaitForDownloads`] when `may_wait` and
     /// the answer waits for downloads or the profile's libs (nothing is answered then;
-    /// the caller asks again when [`Self::poll_downloads`] moves on); else the answer,
-    /// from what is here.
-    pub fn handle_or_wait(&mut self, path: &str, body: &[u8], may_wait: bool) -> Handled {
+    /// the caller asks again with the parsed request when [`Self::poll_downloads`] moves
+    /// on); else the answer, from what is here.
+    pub fn handle_or_wait(&mut self, path: &str, body: Vec<u8>, may_wait: bool) -> Handled {
         if path == "/symbolicate/v5"
-            && let Some(answer) = self.answer_again(body)
+            && let Some(answer) = self.answer_again(&body)
         {
             return Handled::Answer(Ok(answer));
         }
-        let request = match Request::parse(path, body) {
+        let request = match Request::parse(path, &body) {
             Ok(r) => r,
             Err(e) => return Handled::Answer(Err(e)),
         };
+        let body = match request {
+            Request::Symbolicate(_) => body,
+            _ => Vec::new(),
+        };
+        self.handle_parsed(Parsed { request, body }, may_wait)
+    }
+
+    /// [`Self::handle_or_wait`] for a request parsed before (a parked one).
+    pub fn handle_parsed(&mut self, parsed: Parsed, may_wait: bool) -> Handled {
         // Only the profile's reader and downloads make an answer wait: without either,
         // the modules are not looked up twice (once here, once for the answer).
         let can_wait = self.reader.is_some() || self.store.remote_mut().is_some();
-        if may_wait && can_wait && self.waits(&request) {
-            return Handled::WaitForDownloads;
+        if may_wait && can_wait && self.waits(&parsed.request) {
+            return Handled::WaitForDownloads(parsed);
         }
-        if let Request::Symbolicate(jobs) = &request {
+        if let Request::Symbolicate(jobs) = &parsed.request {
             let (mut answer, modules) = self.symbolicate(jobs);
-            self.again.remember(body, modules, &mut answer);
+            self.again.remember(&parsed.body, modules, &mut answer);
             return Handled::Answer(Ok(answer));
         }
-        Handled::Answer(Ok(self.answer(&request)))
+        Handled::Answer(Ok(self.answer(&parsed.request)))
     }
 
     /// The answer given to this same body before, if every module it needs still

@@ -311,8 +311,9 @@ impl Api {
         let module = self
             .store
             .module(&req.debug_name, &req.debug_id, lib.as_ref())
+            .now(&req.debug_name, &req.debug_id)
             .map_err(|errors| SourceError::NoDebugFile {
-                module: format!("{}/{}", req.debug_name, req.debug_id.as_given()),
+                module: format!("{}/{}", req.debug_name, req.debug_id),
                 why: errors.into_iter().map(|e| e.message).collect(),
             })?;
         let debug_file = module

@@ -11,7 +11,7 @@ use super::{Answer, Api, ApiError};
 use crate::debugid::DebugId;
 use crate::jsonwrite::{hex_string, string};
 use crate::resolve::{LoadError, Symbolized};
-use crate::store::Answered;
+use crate::store::{Answered, ModuleState};
 
 impl Api {
     /// The answer, and how its modules resolved (`None` if one of them is not final).
@@ -38,20 +38,19 @@ impl Api {
             let mut offsets: Vec<u64> = asked.iter().map(|&(o, _)| o).collect();
             offsets.dedup();
             let lib = self.lib(name, id).known();
-            let answer = self.store.module(name, id, lib.as_ref());
+            let state = self.store.module(name, id, lib.as_ref());
             // Said once the answer is final: not while a download for it is still going on.
-            let waiting = answer
-                .as_ref()
-                .is_err_and(|errors| errors.iter().any(|e| e.kind.is_pending()));
+            let waiting = matches!(state, ModuleState::Pending(_));
+            resolved = resolved.and_then(|mut r: Resolved| {
+                r.push(((name.to_string(), id.clone()), Outcome::of(&state)?));
+                Some(r)
+            });
+            let answer = state.now(name, id);
             if !self.quiet && !waiting && self.told.insert((name.to_string(), id.clone())) {
                 let verbose = self.store.verbose();
                 let line = self.advisor.report(name, &answer, lib.as_ref(), verbose);
                 crate::elog!("{line}");
             }
-            resolved = resolved.and_then(|mut r: Resolved| {
-                r.push(((name.to_string(), id.clone()), Outcome::of(&answer)?));
-                Some(r)
-            });
             let answer = match answer {
                 Ok(module) => match module.places_sorted(&offsets, encode) {
                     Ok(found) => {

@@ -174,7 +174,9 @@ pub fn symbolicate(
     let mut failed: BTreeSet<(String, DebugId)> = BTreeSet::new();
     for ((name, _), work) in modules.iter_mut() {
         let offsets: Vec<u64> = work.offsets.iter().copied().collect();
-        let answer = store.module(name, &work.lib.breakpad_id, Some(&work.lib));
+        let answer = store
+            .module(name, &work.lib.breakpad_id, Some(&work.lib))
+            .now(name, &work.lib.breakpad_id);
         let line = advisor.report(name, &answer, Some(&work.lib), store.verbose());
         match answer {
             Ok(module) => {

@@ -1,10 +1,9 @@
 //! Remote symbol sources (SPEC section 6, step 7), consulted only for what no local file
 //! has: Breakpad symbol servers (Tecken), Windows symbol servers, debuginfod. Each file is
 //! fetched at most once per run into a disk cache and verified like a local file before
-//! use. Downloads are child processes (see `curl.rs`). Whether a lookup waits for its
-//! download is decided once, when the `Remote` is made (see [`Remote::new`]); otherwise the
-//! lookup answers `Pending` and the caller polls (the server loop, `query`), or waits for
-//! many at once ([`crate::store::SymbolStore::fetch_all`]). The caches and what may be
+//! use. Downloads are child processes (see `curl.rs`). A lookup never waits: it answers
+//! `Pending` and the caller polls (the server loop, `query`), or waits for many at once
+//! ([`crate::store::SymbolStore::fetch_all`]). The caches and what may be
 //! removed from them: `cache.rs`.
 //! (Over 600 lines with its tests; the code is about 560.)
 
@@ -141,9 +140,6 @@ pub struct Remote {
     /// again (only if empty) once no download uses them, so that downloads that found
     /// nothing leave no folder.
     made_roots: HashSet<PathBuf>,
-    /// Whether [`Self::find`] waits for each download instead of answering `Pending`; set
-    /// at construction, read through [`Self::waits`].
-    blocking: bool,
     curl_missing: bool,
     /// Downloads finished so far: the server loop retries parked requests when it moves.
     pub finished: u64,
@@ -187,13 +183,8 @@ pub fn elf_build_id(lib: Option<&Lib>, breakpad_id: &DebugId) -> Option<String> 
 
 impl Remote {
     /// Sources from the options, `_NT_SYMBOL_PATH` and `DEBUGINFOD_URLS`; `None` when
-    /// there are none. `blocking`: a lookup waits for the download it starts (see
-    /// [`Self::waits`]); without it, it answers `Pending` and the caller polls.
-    pub fn new(
-        opts: &SymbolOptions,
-        debuginfod_urls: Option<&str>,
-        blocking: bool,
-    ) -> Option<Remote> {
+    /// there are none.
+    pub fn new(opts: &SymbolOptions, debuginfod_urls: Option<&str>) -> Option<Remote> {
         let root = cache::default_root();
         // (folder, prunable): a folder the user names is theirs.
         let named_or = |named: &Option<PathBuf>, sub: &str| match named {
@@ -267,17 +258,11 @@ impl Remote {
             running: Vec::new(),
             queued: VecDeque::new(),
             made_roots: HashSet::new(),
-            blocking,
             curl_missing: false,
             finished: 0,
             quiet: opts.quiet,
             verbose: opts.verbose,
         })
-    }
-
-    /// Whether lookups wait for their downloads by default (see [`Self::new`]).
-    pub fn waits(&self) -> bool {
-        self.blocking
     }
 
     /// The folders downloads are saved in.
@@ -287,14 +272,12 @@ impl Remote {
 
     /// Looks a module up on the remote sources that fit it, in order. `load` opens and
     /// verifies a file (the store's own check, as for local files); errors of each source
-    /// tried go to `errors`. `wait`: wait for a download this starts, instead of
-    /// answering `Pending`.
+    /// tried go to `errors`. A download this needs is started (or queued): `Pending`.
     pub fn find(
         &mut self,
         debug_name: &str,
         breakpad_id: &DebugId,
         lib: Option<&Lib>,
-        wait: bool,
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
@@ -323,7 +306,7 @@ impl Remote {
                 Kind::Debuginfod => join_url(&src.base, &format!("buildid/{rel}")),
                 _ => join_url(&src.base, &encode_path(&rel)),
             };
-            match self.fetch(i, &url, Path::new(&rel), wait, load, errors) {
+            match self.fetch(i, &url, Path::new(&rel), load, errors) {
                 Lookup::Found(m, s) => return Lookup::Found(m, s),
                 // Later sources are not asked meanwhile: they come after this one.
                 Lookup::Pending => pending = true,
@@ -345,7 +328,6 @@ impl Remote {
         source: usize,
         url: &str,
         rel: &Path,
-        wait: bool,
         load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
@@ -413,26 +395,9 @@ impl Remote {
             rel: rel.to_path_buf(),
             source,
         };
-        if !wait {
-            self.queued.push_back(job);
-            self.start_queued();
-            return Lookup::Pending;
-        }
-        match self.start(job) {
-            // Waited for through the same polling as the others (progress, size cap).
-            Some(d) => {
-                self.running.push(d);
-                while self.running.iter().any(|d| d.url == url) {
-                    self.wait_any();
-                }
-            }
-            None => return self.fetch(source, url, rel, wait, load, errors),
-        }
-        if matches!(cache::lookup(&root, rel), Ok(Some(_))) {
-            return self.verify(source, rel, load, errors);
-        }
-        // The outcome was recorded: this reports it.
-        self.fetch(source, url, rel, wait, load, errors)
+        self.queued.push_back(job);
+        self.start_queued();
+        Lookup::Pending
     }
 
     fn verify(

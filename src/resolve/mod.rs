@@ -214,11 +214,6 @@ impl LoadErrorKind {
         )
     }
 
-    /// The answer waits for a download (the module is asked for again later).
-    pub fn is_pending(self) -> bool {
-        matches!(self, LoadErrorKind::DownloadPending)
-    }
-
     /// `NotFound` or `ReadError` for a failure to open a file.
     pub fn of_io(e: &std::io::Error) -> LoadErrorKind {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -236,7 +231,7 @@ impl std::fmt::Display for LoadErrorKind {
 }
 
 /// Why a candidate file could not be used.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LoadError {
     pub kind: LoadErrorKind,
     pub message: String,

@@ -107,7 +107,8 @@ enum Served {
     /// The answer waits for downloads: the request is kept and answered from the loop.
     Park {
         api_path: String,
-        body: Vec<u8>,
+        parsed: crate::api::Parsed,
+        body_len: usize,
     },
 }
 
@@ -319,9 +320,13 @@ impl Server {
         let response =
             match catch_unwind(AssertUnwindSafe(|| self.under_prefix(&mut request, &rest))) {
                 Ok(Served::Response(r)) => r,
-                Ok(Served::Park { api_path, body }) => {
+                Ok(Served::Park {
+                    api_path,
+                    parsed,
+                    body_len,
+                }) => {
                     // Answered later, from the loop, when its downloads are done.
-                    self.park(request, api_path, body);
+                    self.park(request, api_path, parsed, body_len);
                     return;
                 }
                 Err(payload) => http::panic_response(&*payload, &self.token),
@@ -351,7 +356,7 @@ impl Server {
             (Method::Post, api_path) if api_path.len() > 1 => match read_body(request) {
                 Ok(body) => {
                     self.body_in = body.len();
-                    match self.api.handle_or_wait(api_path, &body, true) {
+                    match self.api.handle_or_wait(api_path, body, true) {
                         Handled::Answer(Ok(answer)) => {
                             if answer.is_again() {
                                 self.note = ", the same answer as before";
@@ -359,10 +364,11 @@ impl Server {
                             json_answer(200, answer)
                         }
                         Handled::Answer(Err(e)) => error_response(&e),
-                        Handled::WaitForDownloads => {
+                        Handled::WaitForDownloads(parsed) => {
                             return Served::Park {
                                 api_path: api_path.to_string(),
-                                body,
+                                parsed,
+                                body_len: self.body_in,
                             };
                         }
                     }

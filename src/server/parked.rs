@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tiny_http::Request;
 
 use super::{Server, error_response, json_answer};
-use crate::api::Handled;
+use crate::api::{Handled, Parsed};
 
 /// How often the loop polls downloads.
 pub const TICK: Duration = Duration::from_millis(25);
@@ -21,7 +21,9 @@ pub const BUDGET: Duration = Duration::from_secs(600);
 pub struct Waiting {
     request: Request,
     api_path: String,
-    body: Vec<u8>,
+    /// The request as parsed when it came (taken while it is asked again).
+    parsed: Option<Parsed>,
+    body_len: usize,
     since: Instant,
 }
 
@@ -40,11 +42,18 @@ impl Parking {
 }
 
 impl Server {
-    pub(super) fn park(&mut self, request: Request, api_path: String, body: Vec<u8>) {
+    pub(super) fn park(
+        &mut self,
+        request: Request,
+        api_path: String,
+        parsed: Parsed,
+        body_len: usize,
+    ) {
         self.parked.waiting.push(Waiting {
             request,
             api_path,
-            body,
+            parsed: Some(parsed),
+            body_len,
             since: Instant::now(),
         });
     }
@@ -66,16 +75,16 @@ impl Server {
                 i += 1;
                 continue;
             }
-            let (path, body) = (
-                w.api_path.clone(),
-                std::mem::take(&mut self.parked.waiting[i].body),
-            );
-            let answer = catch_unwind(AssertUnwindSafe(|| {
-                self.api.handle_or_wait(&path, &body, !late)
-            }));
+            let path = w.api_path.clone();
+            let Some(parsed) = self.parked.waiting[i].parsed.take() else {
+                // Lost to a panic below: answered as such already.
+                self.parked.waiting.swap_remove(i);
+                continue;
+            };
+            let answer = catch_unwind(AssertUnwindSafe(|| self.api.handle_parsed(parsed, !late)));
             let response = match answer {
-                Ok(Handled::WaitForDownloads) => {
-                    self.parked.waiting[i].body = body;
+                Ok(Handled::WaitForDownloads(parsed)) => {
+                    self.parked.waiting[i].parsed = Some(parsed);
                     i += 1;
                     continue;
                 }
@@ -90,7 +99,7 @@ impl Server {
                     &w.request,
                     &shown,
                     &response,
-                    body.len(),
+                    w.body_len,
                     w.since,
                     ", after downloads",
                 );

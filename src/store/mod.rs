@@ -378,27 +378,10 @@ impl SymbolStore {
         resolve::open::open(breakpad_id, &ctx)
     }
 
-    /// The parsed module for `(debug_name, breakpad_id)`, from the cache or from disk.
-    /// On failure, one error per candidate tried. A download it needs is waited for if
-    /// the remote sources were made to wait (see [`Remote::new`]).
-    pub fn module(
-        &mut self,
-        debug_name: &str,
-        breakpad_id: &DebugId,
-        lib: Option<&Lib>,
-    ) -> Result<Rc<LoadedModule>, Vec<LoadError>> {
-        let wait = self.remote.as_ref().is_some_and(Remote::waits);
-        self.load_module(debug_name, breakpad_id, lib, wait)
-    }
-
-    /// [`Self::module`], waiting for a download it starts only when `wait`.
-    fn load_module(
-        &mut self,
-        debug_name: &str,
-        id: &DebugId,
-        lib: Option<&Lib>,
-        wait: bool,
-    ) -> Result<Rc<LoadedModule>, Vec<LoadError>> {
+    /// Where the module for `(debug_name, breakpad_id)` stands: parsed (from the cache or
+    /// from disk), pending on downloads this starts, or missing with one error per
+    /// candidate tried. Never waits.
+    pub fn module(&mut self, debug_name: &str, id: &DebugId, lib: Option<&Lib>) -> ModuleState {
         // Files and messages are given the ID as the request wrote it.
         let breakpad_id = id.as_given();
         self.clock += 1;
@@ -410,19 +393,19 @@ impl SymbolStore {
         {
             e.last_used = clock;
             if let Some(err) = e.module.failure() {
-                return Err(vec![err]);
+                return ModuleState::Missing(vec![err]);
             }
-            return Ok(e.module.clone());
+            return ModuleState::Ready(e.module.clone());
         }
         if let Some((_, _, e)) = self
             .poisoned
             .iter()
             .find(|(n, i, _)| n == debug_name && i == id)
         {
-            return Err(vec![e.clone()]);
+            return ModuleState::Missing(vec![e.clone()]);
         }
         if !id.is_valid() {
-            return Err(vec![LoadError::msg(
+            return ModuleState::Missing(vec![LoadError::msg(
                 LoadErrorKind::InvalidDebugId,
                 format!("'{breakpad_id}' is not a debug ID (33 hex digits expected)"),
             )]);
@@ -452,6 +435,7 @@ impl SymbolStore {
         // fallback: a later candidate (an unstripped copy in --symbol-dir), the sidecar
         // and the remote sources that fit the module may name more.
         let mut fallback: Option<(Module, bool)> = None;
+        let mut pending = false;
         for step in steps {
             let mut from_profile = false;
             let (module, origin) = match step {
@@ -486,11 +470,15 @@ impl SymbolStore {
                     }
                     None => continue,
                 },
-                Step::Remote => match self.ask_remote(debug_name, id, lib, wait, &mut errors) {
+                Step::Remote => match self.ask_remote(debug_name, id, lib, &mut errors) {
                     Lookup::Found(module, server) => (module, Some(server)),
                     // Asked again when the download is done; the fallback waits until then.
-                    Lookup::Pending if fallback.is_some() => return Err(errors),
-                    _ => continue,
+                    Lookup::Pending if fallback.is_some() => return ModuleState::Pending(errors),
+                    Lookup::Pending => {
+                        pending = true;
+                        continue;
+                    }
+                    Lookup::Absent => continue,
                 },
                 Step::Fallback => match fallback.take() {
                     Some((module, beside)) => {
@@ -502,7 +490,10 @@ impl SymbolStore {
             };
             let module = Rc::new(LoadedModule::new(module, origin, from_profile));
             self.insert(debug_name, id, module.clone());
-            return Ok(module);
+            return ModuleState::Ready(module);
+        }
+        if pending {
+            return ModuleState::Pending(errors);
         }
         if let Some(e) = poison
             && self.poisoned.len() < MAX_POISONED
@@ -512,13 +503,12 @@ impl SymbolStore {
         if errors.is_empty() {
             errors.push(no_candidates(debug_name));
         }
-        Err(errors)
+        ModuleState::Missing(errors)
     }
 
     /// Fetches what these modules need from the remote sources, all downloads at once, and
     /// returns when none is left (`symbolicate`: a CI job with a hundred modules on Tecken
-    /// should not fetch them one after the other): lookups here never wait, whatever
-    /// the remote sources were made for.
+    /// should not fetch them one after the other).
     pub fn fetch_all(&mut self, modules: &[(&str, &DebugId, Option<&Lib>)]) {
         if self.remote.is_none() {
             return;
@@ -526,9 +516,7 @@ impl SymbolStore {
         loop {
             let mut pending = false;
             for &(name, id, lib) in modules {
-                pending |= self
-                    .load_module(name, id, lib, false)
-                    .is_err_and(|errors| errors.iter().any(|e| e.kind.is_pending()));
+                pending |= matches!(self.module(name, id, lib), ModuleState::Pending(_));
             }
             if !pending {
                 break;
@@ -539,7 +527,7 @@ impl SymbolStore {
         }
     }
 
-    /// Remote sources for this store (whether they wait for downloads is theirs).
+    /// Remote sources for this store.
     pub fn set_remote(&mut self, remote: Option<Remote>) {
         self.remote = remote;
     }
@@ -554,7 +542,6 @@ impl SymbolStore {
         debug_name: &str,
         breakpad_id: &DebugId,
         lib: Option<&Lib>,
-        wait: bool,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
         let Some(mut remote) = self.remote.take() else {
@@ -564,20 +551,10 @@ impl SymbolStore {
             debug_name,
             breakpad_id,
             lib,
-            wait,
             &mut |p| self.try_file(p, breakpad_id),
             errors,
         );
         self.remote = Some(remote);
-        if let Lookup::Pending = found {
-            errors.push(LoadError::msg(
-                LoadErrorKind::DownloadPending,
-                format!(
-                    "{debug_name}/{}: still downloading; ask again for the full answer",
-                    breakpad_id.as_given()
-                ),
-            ));
-        }
         found
     }
 
@@ -616,6 +593,43 @@ impl SymbolStore {
     }
 }
 
+/// Where a module stands: what the store answers. The store never waits: a module whose
+/// downloads run is `Pending`, and the caller decides whether to wait (the server parks
+/// the request, `query` and `symbolicate` wait with [`Remote::wait_any`] or
+/// [`SymbolStore::fetch_all`]) or to answer without it.
+pub enum ModuleState {
+    Ready(Rc<LoadedModule>),
+    /// Downloads it needs are running or queued; what was tried so far.
+    Pending(Vec<LoadError>),
+    /// Nowhere to be found, with each candidate's reason.
+    Missing(Vec<LoadError>),
+}
+
+impl ModuleState {
+    /// The module, or why there is none now: a pending module's errors end with one that
+    /// says it is still downloading (the answer's `module_errors` show it).
+    pub fn now(self, debug_name: &str, id: &DebugId) -> Result<Rc<LoadedModule>, Vec<LoadError>> {
+        match self {
+            ModuleState::Ready(m) => Ok(m),
+            ModuleState::Missing(errors) => Err(errors),
+            ModuleState::Pending(mut errors) => {
+                errors.push(LoadError::msg(
+                    LoadErrorKind::DownloadPending,
+                    format!("{debug_name}/{id}: still downloading; ask again for the full answer"),
+                ));
+                Err(errors)
+            }
+        }
+    }
+
+    pub fn ready(&self) -> Option<&Rc<LoadedModule>> {
+        match self {
+            ModuleState::Ready(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
 /// The error of a module with no place at all to look.
 pub fn no_candidates(debug_name: &str) -> LoadError {
     LoadError::msg(
@@ -651,26 +665,35 @@ mod tests {
         };
         // Kept while within bounds: the same parsed module comes back.
         let mut store = SymbolStore::new(opts.clone());
-        let first = store.module(a.0, a.1, None).unwrap();
+        let first = store.module(a.0, a.1, None).ready().cloned().unwrap();
         assert!(
             first.cost() > 0,
             "mapped DWARF counts towards the byte bound"
         );
-        assert!(Rc::ptr_eq(&first, &store.module(a.0, a.1, None).unwrap()));
+        assert!(Rc::ptr_eq(
+            &first,
+            &store.module(a.0, a.1, None).ready().cloned().unwrap()
+        ));
         // A byte bound below two modules: loading b evicts a.
         let mut store = SymbolStore::new(opts.clone());
-        let a1 = store.module(a.0, a.1, None).unwrap();
+        let a1 = store.module(a.0, a.1, None).ready().cloned().unwrap();
         store.max_bytes = a1.cost() + 1;
-        store.module(b.0, b.1, None).unwrap();
+        store.module(b.0, b.1, None).ready().cloned().unwrap();
         assert_eq!(store.cache.len(), 1);
-        assert!(!Rc::ptr_eq(&a1, &store.module(a.0, a.1, None).unwrap()));
+        assert!(!Rc::ptr_eq(
+            &a1,
+            &store.module(a.0, a.1, None).ready().cloned().unwrap()
+        ));
         // A count bound of one does the same.
         let mut store = SymbolStore::new(opts);
         store.max_modules = 1;
-        let a1 = store.module(a.0, a.1, None).unwrap();
-        store.module(b.0, b.1, None).unwrap();
+        let a1 = store.module(a.0, a.1, None).ready().cloned().unwrap();
+        store.module(b.0, b.1, None).ready().cloned().unwrap();
         assert_eq!(store.cache.len(), 1);
-        assert!(!Rc::ptr_eq(&a1, &store.module(a.0, a.1, None).unwrap()));
+        assert!(!Rc::ptr_eq(
+            &a1,
+            &store.module(a.0, a.1, None).ready().cloned().unwrap()
+        ));
     }
 
     #[test]
@@ -710,16 +733,28 @@ mod tests {
         };
         let mut store = SymbolStore::new(opts);
         store.max_modules = 1;
-        let foo = store.module("libfoo.dylib", &id(0), None).unwrap();
+        let foo = store
+            .module("libfoo.dylib", &id(0), None)
+            .ready()
+            .cloned()
+            .unwrap();
         let Some(Some(Ok(cache))) = store.dyld_caches.first().map(|c| c.opened.clone()) else {
             panic!("the cache was not opened");
         };
         // libbar evicts libfoo (one module at most); the cache itself stays open.
-        store.module("libbar.dylib", &id(1), None).unwrap();
+        store
+            .module("libbar.dylib", &id(1), None)
+            .ready()
+            .cloned()
+            .unwrap();
         assert_eq!(store.cache.len(), 1);
         assert!(!Rc::ptr_eq(
             &foo,
-            &store.module("libfoo.dylib", &id(0), None).unwrap()
+            &store
+                .module("libfoo.dylib", &id(0), None)
+                .ready()
+                .cloned()
+                .unwrap()
         ));
         let Some(Some(Ok(again))) = store.dyld_caches.first().map(|c| c.opened.clone()) else {
             panic!("the cache was dropped");
@@ -774,6 +809,8 @@ mod tests {
             for (n, id) in ["a.so", "b.so"].iter().zip(ids) {
                 let m = store
                     .module(n, &DebugId::new(id), None)
+                    .ready()
+                    .cloned()
                     .expect("answered from the sidecar");
                 let r = m.lookup_sorted(&[0x104]).unwrap();
                 assert_eq!(&*r[0].as_ref().unwrap().function, "f");

@@ -186,7 +186,7 @@ pub(crate) fn partial_files(dir: &Path) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.to_string_lossy().contains(".part-") {
+            } else if p.to_string_lossy().contains("part-") {
                 out.push(p);
             }
         }
