@@ -36,8 +36,13 @@ pub const WAIT_TICK: Duration = Duration::from_millis(20);
 /// Progress of a long download: first after this, then at most this often.
 const PROGRESS_AFTER: Duration = Duration::from_secs(2);
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
-/// Marks the status line that `--write-out` prints on stderr after curl's own messages.
-const STATUS_MARK: &str = "@@pss-status";
+/// `--write-out` prints two lines on stderr after curl's own messages: the redirect
+/// target, then the status. They are read from the end of stderr: the last line must be
+/// the status line and the one before it the location line. Only the location comes
+/// from the server, and it cannot hold a newline (curl splits headers at line ends), so
+/// nothing a server sends can make a line that passes for the status line.
+const LOCATION_MARK: &str = "@@pss-location ";
+const STATUS_MARK: &str = "@@pss-status ";
 
 /// How a download ended.
 #[derive(Debug)]
@@ -153,7 +158,9 @@ fn spawn(url: &str, pin: &[String], seconds: u64, file: &File) -> Result<Child, 
     ])
     .args([
         "--write-out",
-        &format!("%{{stderr}}\n{STATUS_MARK} %{{http_code}} %{{remote_ip}} %{{redirect_url}}\n"),
+        &format!(
+            "%{{stderr}}\n{LOCATION_MARK}%{{redirect_url}}\n{STATUS_MARK}%{{http_code}} %{{remote_ip}}\n"
+        ),
     ])
     .args(["--url", url])
     .stdin(Stdio::null())
@@ -428,6 +435,47 @@ pub fn check_redirect(base: &str, target: &str) -> Result<Vec<String>, String> {
     ])
 }
 
+/// What curl said about one hop: its own message, then the `--write-out` lines.
+#[derive(Debug, PartialEq)]
+struct HopReport<'a> {
+    message: String,
+    /// 0 without an answer, or when the status line is missing or malformed.
+    http: u16,
+    ip: &'a str,
+    location: &'a str,
+}
+
+/// Reads curl's stderr from its end (see [`STATUS_MARK`]): the last line is the status
+/// line, `http_code` and `remote_ip` split by one space, exactly two fields; the line
+/// before it the location. Anything else is curl's message, never read for fields.
+fn read_report(err: &str) -> HopReport<'_> {
+    let body = err.strip_suffix('\n').unwrap_or(err);
+    let (before, last) = body.rsplit_once('\n').unwrap_or(("", body));
+    let status = last.strip_prefix(STATUS_MARK).and_then(|rest| {
+        let (code, ip) = rest.split_once(' ')?;
+        let ok = code.len() == 3 && code.bytes().all(|b| b.is_ascii_digit()) && !ip.contains(' ');
+        Some((code.parse::<u16>().ok().filter(|_| ok)?, ip))
+    });
+    let Some((http, ip)) = status else {
+        return HopReport {
+            message: err.trim().to_string(),
+            http: 0,
+            ip: "",
+            location: "",
+        };
+    };
+    let (message, location) = match before.rsplit_once('\n').unwrap_or(("", before)) {
+        (m, line) if line.starts_with(LOCATION_MARK) => (m, &line[LOCATION_MARK.len()..]),
+        _ => (before, ""),
+    };
+    HopReport {
+        message: message.trim().to_string(),
+        http,
+        ip,
+        location,
+    }
+}
+
 impl Download {
     /// Bytes received so far.
     pub fn received(&self) -> u64 {
@@ -520,12 +568,12 @@ impl Download {
         if let Some(e) = self.child.stderr.as_mut() {
             let _ = e.read_to_string(&mut err);
         }
-        let (status, rest) = err.rsplit_once(STATUS_MARK).unwrap_or((&err, ""));
-        let mut fields = rest.trim().splitn(3, ' ');
-        let http: u16 = fields.next().and_then(|h| h.parse().ok()).unwrap_or(0);
-        let ip = fields.next().unwrap_or("");
-        let location = fields.next().unwrap_or("").trim();
-        let message = status.trim().to_string();
+        let HopReport {
+            message,
+            http,
+            ip,
+            location,
+        } = read_report(&err);
         // The address was pinned before the request; this catches what pinning cannot
         // (a proxy's own choice, a curl that ignores `--resolve`).
         if self.hops > 0 && !ip.is_empty() && is_local_host(ip) && !self.may_be_local {
@@ -712,6 +760,39 @@ mod tests {
             parse_target("http://[2001:db8::1]/x").map(|t| (t.port, t.literal)),
             Ok((80, Some("2001:db8::1".parse().unwrap())))
         );
+    }
+
+    #[test]
+    fn the_status_line_is_read_from_the_end_and_cannot_be_forged() {
+        let r = read_report("\n@@pss-location https://b.example/x\n@@pss-status 302 1.2.3.4\n");
+        assert_eq!(
+            (r.http, r.ip, r.location, r.message.as_str()),
+            (302, "1.2.3.4", "https://b.example/x", "")
+        );
+        let r = read_report("curl: (7) Failed to connect\n\n@@pss-location \n@@pss-status 000 \n");
+        assert_eq!(
+            (r.http, r.ip, r.location, r.message.as_str()),
+            (0, "", "", "curl: (7) Failed to connect")
+        );
+        // A Location that holds a status line of its own: the real one comes last.
+        let r = read_report(
+            "\n@@pss-location http://a/y @@pss-status 200 8.8.8.8\n@@pss-status 302 127.0.0.1\n",
+        );
+        assert_eq!(
+            (r.http, r.location),
+            (302, "http://a/y @@pss-status 200 8.8.8.8")
+        );
+        // No anchored, well-formed status line last: no status at all.
+        for bad in [
+            "\n@@pss-location x\n@@pss-status 200 8.8.8.8 extra\n",
+            "\n@@pss-location x\n @@pss-status 200 8.8.8.8\n",
+            "\n@@pss-status 200 8.8.8.8\nmore\n",
+            "\n@@pss-status 20 8.8.8.8\n",
+            "\n@@pss-status 200\n",
+            "",
+        ] {
+            assert_eq!(read_report(bad).http, 0, "{bad:?}");
+        }
     }
 
     #[test]
