@@ -1164,6 +1164,30 @@ mod tests {
     }
 
     #[test]
+    fn lookups_answer_off_the_calling_thread_and_past_the_cap_fail_at_once() {
+        // The only test that starts lookups: the global count is its own.
+        LOOKUPS.fetch_add(MAX_LOOKUPS, Ordering::SeqCst);
+        let full = Lookup::start("http://a.example/", "a.example".into(), 80).err();
+        LOOKUPS.fetch_sub(MAX_LOOKUPS, Ordering::SeqCst);
+        assert!(full.is_some_and(|e| e.contains("already waiting")));
+        let lookup = Lookup::start("http://localhost/", "localhost".into(), 80).unwrap();
+        let answer = loop {
+            match lookup.poll() {
+                Some(a) => break a,
+                None => std::thread::sleep(WAIT_TICK),
+            }
+        };
+        let addrs = answer.unwrap();
+        assert!(!addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback()));
+        // The thread gives its slot back as it ends.
+        let t = Instant::now();
+        while LOOKUPS.load(Ordering::SeqCst) != 0 && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(WAIT_TICK);
+        }
+        assert_eq!(LOOKUPS.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
     fn the_status_line_is_read_from_the_end_and_cannot_be_forged() {
         let r = read_report("\n@@pss-location https://b.example/x\n@@pss-status 302 1.2.3.4\n");
         assert_eq!(
