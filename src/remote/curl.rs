@@ -8,15 +8,18 @@
 //! `--max-filesize` for chunked answers). Redirects are followed here, one curl per hop,
 //! each target checked before it is asked: no curl globs (`--globoff`, and a `Location`
 //! with `{}[]` outside an IPv6 literal is refused), the host resolved here and pinned
-//! (`--resolve`) so that the address checked is the address asked. One deadline bounds a
-//! download over all its hops.
+//! (`--resolve`) so that the address checked is the address asked, or, when the
+//! environment sends the target through a proxy, only its name checked (the proxy
+//! resolves it). A name is looked up on a short-lived thread of its own, never on the
+//! loop (see [`Lookup`]). One deadline bounds a download over all its hops.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::cache;
@@ -31,13 +34,25 @@ const MAX_SECONDS: u64 = 1800;
 /// Redirects followed per download (Tecken answers with one, to its storage): with the
 /// first request, at most 6 requests per download.
 const MAX_REDIRECTS: u32 = 5;
+/// A redirect target's name not looked up by then is given up on (the download fails, its
+/// server is paused): glibc waits about 10 s per name when DNS never answers, and a
+/// working resolver answers in well under this.
+const LOOKUP_TIME: Duration = Duration::from_secs(5);
+/// Lookup threads alive at once, those given up on included (each ends only when
+/// `getaddrinfo` returns): past this a lookup fails instead of piling up threads.
+const MAX_LOOKUPS: usize = 16;
 /// How often a blocking wait looks at the file and the child.
 pub const WAIT_TICK: Duration = Duration::from_millis(20);
 /// Progress of a long download: first after this, then at most this often.
 const PROGRESS_AFTER: Duration = Duration::from_secs(2);
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
-/// Marks the status line that `--write-out` prints on stderr after curl's own messages.
-const STATUS_MARK: &str = "@@pss-status";
+/// `--write-out` prints two lines on stderr after curl's own messages: the redirect
+/// target, then the status. They are read from the end of stderr: the last line must be
+/// the status line and the one before it the location line. Only the location comes
+/// from the server, and it cannot hold a newline (curl splits headers at line ends), so
+/// nothing a server sends can make a line that passes for the status line.
+const LOCATION_MARK: &str = "@@pss-location ";
+const STATUS_MARK: &str = "@@pss-status ";
 
 /// How a download ended.
 #[derive(Debug)]
@@ -74,6 +89,11 @@ pub struct Download {
     deadline: Instant,
     /// The current hop is the configured server's own host on this machine.
     may_be_local: bool,
+    /// The current hop goes through the environment's proxy: curl's `remote_ip` is the
+    /// proxy's.
+    proxied: bool,
+    /// Between two hops: the next hop's host being looked up (no curl running).
+    lookup: Option<Lookup>,
     /// When progress was last printed (`None`: never).
     reported: Option<Instant>,
     /// The cache root did not exist before this download (see `Remote::made_roots`).
@@ -123,15 +143,38 @@ pub fn part_rel(rel: &Path) -> PathBuf {
     ))
 }
 
+/// How a redirect's target is asked, once checked.
+#[derive(Debug, PartialEq)]
+pub enum Route {
+    /// Straight to the server (`--noproxy *`), connecting to the address checked
+    /// (`--resolve` arguments; none for an address literal or the configured server's own
+    /// host).
+    Direct(Vec<String>),
+    /// Through the environment's proxy (`--noproxy ""`), which resolves the name. Either
+    /// way curl is told, so that it does what [`uses_proxy`] decided whatever a
+    /// `.curlrc` or its version would say.
+    Proxied,
+}
+
 /// One curl run: one request to `url` (`--globoff`: no `{}`/`[]` expansion into many),
-/// connecting to `pin` (`--resolve` arguments) when given, for at most `seconds`.
-fn spawn(url: &str, pin: &[String], seconds: u64, file: &File) -> Result<Child, StartError> {
+/// for at most `seconds`; a redirect's target the way `route` says (the first request as
+/// curl's own settings say).
+fn spawn(url: &str, route: Option<&Route>, seconds: u64, file: &File) -> Result<Child, StartError> {
     let out = file
         .try_clone()
         .map_err(|e| StartError::Other(format!("cannot hand the file to curl: {e}")))?;
     let mut cmd = Command::new(program());
-    for p in pin {
-        cmd.args(["--resolve", p]);
+    match route {
+        None => {}
+        Some(Route::Direct(pin)) => {
+            cmd.args(["--noproxy", "*"]);
+            for p in pin {
+                cmd.args(["--resolve", p]);
+            }
+        }
+        Some(Route::Proxied) => {
+            cmd.args(["--noproxy", ""]);
+        }
     }
     cmd.args([
         "--globoff",
@@ -158,7 +201,9 @@ fn spawn(url: &str, pin: &[String], seconds: u64, file: &File) -> Result<Child, 
     ])
     .args([
         "--write-out",
-        &format!("%{{stderr}}\n{STATUS_MARK} %{{http_code}} %{{remote_ip}} %{{redirect_url}}\n"),
+        &format!(
+            "%{{stderr}}\n{LOCATION_MARK}%{{redirect_url}}\n{STATUS_MARK}%{{http_code}} %{{remote_ip}}\n"
+        ),
     ])
     .args(["--url", url])
     .stdin(Stdio::null())
@@ -185,7 +230,7 @@ pub fn start(url: &str, root: &Path, rel: &Path, source: usize) -> Result<Downlo
         cache::remove_if_made(root, made_root);
         StartError::Other(format!("cannot create {}: {e}", tmp.display()))
     })?;
-    match spawn(url, &[], max_seconds(), &file) {
+    match spawn(url, None, max_seconds(), &file) {
         Ok(child) => {
             crate::signals::track(&tmp, Some(child.id()));
             Ok(Download {
@@ -201,6 +246,8 @@ pub fn start(url: &str, root: &Path, rel: &Path, source: usize) -> Result<Downlo
                 started: Instant::now(),
                 deadline: Instant::now() + Duration::from_secs(max_seconds()),
                 may_be_local: false,
+                proxied: false,
+                lookup: None,
                 reported: None,
                 made_root,
             })
@@ -383,13 +430,106 @@ fn configured_here(base: &str, t: &Target) -> bool {
     })
 }
 
+/// An environment variable as curl reads it: unset and empty are the same.
+fn env_value(name: &str) -> Option<String> {
+    std::env::var_os(name)
+        .map(|v| v.to_string_lossy().into_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// Whether curl sends a request for `scheme://t` through a proxy, as curl decides it from
+/// the environment (`env` reads a variable, see [`env_value`]): `no_proxy`, else
+/// `NO_PROXY`, lists the hosts that go direct; otherwise the proxy is `<scheme>_proxy`,
+/// then `<SCHEME>_PROXY` (not for http: curl never reads `HTTP_PROXY`, which a CGI
+/// request can set), then `all_proxy`, then `ALL_PROXY`.
+fn uses_proxy(env: &dyn Fn(&str) -> Option<String>, scheme: &str, t: &Target) -> bool {
+    let exceptions = env("no_proxy").or_else(|| env("NO_PROXY"));
+    if exceptions.is_some_and(|list| no_proxy_names(&list, t)) {
+        return false;
+    }
+    let own = format!("{scheme}_proxy");
+    env(&own)
+        .or_else(|| {
+            (scheme != "http")
+                .then(|| env(&own.to_ascii_uppercase()))
+                .flatten()
+        })
+        .or_else(|| env("all_proxy"))
+        .or_else(|| env("ALL_PROXY"))
+        .is_some()
+}
+
+/// Whether a `no_proxy` list names `t`, as curl reads it: `*` alone is every host;
+/// entries are split at commas and blanks; an address matches the same address or a
+/// network holding it (`10.0.0.0/8`), a name matches itself or a parent domain (a
+/// leading `.` changes nothing), case and a final dot aside.
+fn no_proxy_names(list: &str, t: &Target) -> bool {
+    if list == "*" {
+        return true;
+    }
+    list.split(|c: char| c == ',' || c.is_ascii_whitespace())
+        .filter(|e| !e.is_empty())
+        .any(|entry| {
+            let entry = entry.trim_end_matches('.').to_ascii_lowercase();
+            match t.literal {
+                Some(ip) => {
+                    let (net, bits) = match entry.split_once('/') {
+                        Some((n, b)) => (n, Some(b)),
+                        None => (entry.as_str(), None),
+                    };
+                    let net = net.trim_start_matches('[').trim_end_matches(']');
+                    let Ok(net) = net.parse::<IpAddr>() else {
+                        return false;
+                    };
+                    let width = if ip.is_ipv4() { 32 } else { 128 };
+                    let bits = match bits.map(str::parse::<u32>) {
+                        None => width,
+                        Some(Ok(b)) if b <= width => b,
+                        Some(_) => return false,
+                    };
+                    let key = |a: IpAddr| match a {
+                        IpAddr::V4(v4) => u128::from(u32::from(v4)),
+                        IpAddr::V6(v6) => u128::from(v6),
+                    };
+                    // A shift by the whole width (`/0`) leaves nothing: every address.
+                    let prefix = |a: IpAddr| key(a).checked_shr(width - bits).unwrap_or(0);
+                    net.is_ipv4() == ip.is_ipv4() && prefix(net) == prefix(ip)
+                }
+                None => {
+                    let name = entry.strip_prefix('.').unwrap_or(&entry);
+                    !name.is_empty()
+                        && (t.host == name
+                            || t.host.strip_suffix(name).is_some_and(|h| h.ends_with('.')))
+                }
+            }
+        })
+}
+
+/// What a redirect's target needs before it is asked.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    Go(Route),
+    /// A name to look up first (off the loop: [`Lookup`]), its addresses then checked by
+    /// [`check_addrs`].
+    Resolve {
+        host: String,
+        port: u16,
+    },
+}
+
 /// Whether a redirect from `base` (the URL the user configured, trusted as given) to
-/// `target` may be followed, and if so the `--resolve` arguments that make curl connect
-/// to the address checked here: https stays https, no curl globs, and no host on this
-/// machine (loopback, link-local, unspecified, its own addresses), by its address, looked
-/// up here before any request. Only a server configured on this machine may send us to
+/// `target` may be followed, and how: https stays https, no curl globs, and no host on
+/// this machine (loopback, link-local, unspecified, its own addresses). A name is looked
+/// up before any request and the address checked is pinned ([`Next::Resolve`]), unless
+/// the environment sends the target through a proxy (`env`, see [`uses_proxy`]): the
+/// proxy resolves names, so only what the name itself says is checked (`localhost`,
+/// addresses in every spelling). Only a server configured on this machine may send us to
 /// this machine, and only to its own host (another port: a local proxy, the tests).
-pub fn check_redirect(base: &str, target: &str) -> Result<Vec<String>, String> {
+pub fn check_redirect(
+    base: &str,
+    target: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Next, String> {
     let lower = target.to_ascii_lowercase();
     let https_only = base.to_ascii_lowercase().starts_with("https://");
     if !(lower.starts_with("https://") || (!https_only && lower.starts_with("http://"))) {
@@ -400,31 +540,64 @@ pub fn check_redirect(base: &str, target: &str) -> Result<Vec<String>, String> {
     }
     let t =
         parse_target(target).map_err(|why| format!("redirected to {target}: refused, {why}"))?;
-    if configured_here(base, &t) {
-        return Ok(Vec::new());
-    }
-    let here = |ip: IpAddr| {
-        format!(
-            "redirected to {target}: {} is {ip}, on this machine: refused",
-            t.host
-        )
+    let scheme = if lower.starts_with("https://") {
+        "https"
+    } else {
+        "http"
     };
+    let proxied = uses_proxy(env, scheme, &t);
+    let go = || {
+        Ok(Next::Go(if proxied {
+            Route::Proxied
+        } else {
+            Route::Direct(Vec::new())
+        }))
+    };
+    if configured_here(base, &t) {
+        return go();
+    }
     if let Some(ip) = t.literal {
         return if is_local_addr(ip) {
-            Err(here(ip))
+            Err(format!(
+                "redirected to {target}: {} is {ip}, on this machine: refused",
+                t.host
+            ))
         } else {
-            Ok(Vec::new())
+            go()
         };
     }
-    let addrs: Vec<SocketAddr> = (t.host.as_str(), t.port)
-        .to_socket_addrs()
-        .map_err(|e| format!("redirected to {target}: cannot look up {}: {e}", t.host))?
-        .collect();
+    if proxied {
+        return if is_local_host(&t.host) {
+            Err(format!(
+                "redirected to {target}: {} is this machine: refused",
+                t.host
+            ))
+        } else {
+            go()
+        };
+    }
+    Ok(Next::Resolve {
+        host: t.host,
+        port: t.port,
+    })
+}
+
+/// The `--resolve` arguments for a redirect to `target` whose `host` has `addrs`, unless
+/// one of them is on this machine.
+pub fn check_addrs(
+    target: &str,
+    host: &str,
+    port: u16,
+    addrs: &[SocketAddr],
+) -> Result<Vec<String>, String> {
     if let Some(a) = addrs.iter().find(|a| is_local_addr(a.ip())) {
-        return Err(here(a.ip()));
+        return Err(format!(
+            "redirected to {target}: {host} is {}, on this machine: refused",
+            a.ip()
+        ));
     }
     let Some(first) = addrs.first() else {
-        return Err(format!("redirected to {target}: {} has no address", t.host));
+        return Err(format!("redirected to {target}: {host} has no address"));
     };
     let ip = match first.ip() {
         IpAddr::V4(v4) => v4.to_string(),
@@ -432,9 +605,127 @@ pub fn check_redirect(base: &str, target: &str) -> Result<Vec<String>, String> {
     };
     // curl may key its cache with or without a final dot: both go to the address checked.
     Ok(vec![
-        format!("{}:{}:{ip}", t.host, t.port),
-        format!("{}.:{}:{ip}", t.host, t.port),
+        format!("{host}:{port}:{ip}"),
+        format!("{host}.:{port}:{ip}"),
     ])
+}
+
+/// Lookup threads alive (see [`MAX_LOOKUPS`]).
+static LOOKUPS: AtomicUsize = AtomicUsize::new(0);
+
+/// One of [`LOOKUPS`], given back when its thread ends (or never starts).
+struct LookupSlot;
+
+impl Drop for LookupSlot {
+    fn drop(&mut self) {
+        LOOKUPS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A redirect target's host name looked up on a thread of its own: `getaddrinfo` can be
+/// neither bounded nor interrupted, and the server loop must go on answering meanwhile.
+/// The download polls it; one given up on is left to end by itself, its answer unread.
+struct Lookup {
+    answer: Receiver<std::io::Result<Vec<SocketAddr>>>,
+    /// Given up on then.
+    until: Instant,
+    location: String,
+    host: String,
+    port: u16,
+}
+
+impl Lookup {
+    fn start(location: &str, host: String, port: u16) -> Result<Lookup, String> {
+        LOOKUPS
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < MAX_LOOKUPS).then_some(n + 1)
+            })
+            .map_err(|_| {
+                format!(
+                    "cannot look up {host}: {MAX_LOOKUPS} lookups are already waiting for an answer"
+                )
+            })?;
+        let slot = LookupSlot;
+        let (tx, answer) = mpsc::channel();
+        let name = host.clone();
+        std::thread::Builder::new()
+            .name("lookup".into())
+            .spawn(move || {
+                let _slot = slot;
+                let addrs = (name.as_str(), port)
+                    .to_socket_addrs()
+                    .map(Iterator::collect);
+                // The download may have given up and gone: then nobody is told.
+                let _ = tx.send(addrs);
+            })
+            .map_err(|e| format!("cannot look up {host}: {e}"))?;
+        Ok(Lookup {
+            answer,
+            until: Instant::now() + LOOKUP_TIME,
+            location: location.to_string(),
+            host,
+            port,
+        })
+    }
+
+    /// The addresses, or why there are none; `None` while the lookup may still answer.
+    fn poll(&self) -> Option<Result<Vec<SocketAddr>, String>> {
+        match self.answer.try_recv() {
+            Ok(Ok(addrs)) => Some(Ok(addrs)),
+            Ok(Err(e)) => Some(Err(format!("cannot look up {}: {e}", self.host))),
+            Err(TryRecvError::Empty) if Instant::now() < self.until => None,
+            Err(TryRecvError::Empty) => Some(Err(format!(
+                "no answer looking up {} in {} s",
+                self.host,
+                LOOKUP_TIME.as_secs()
+            ))),
+            Err(TryRecvError::Disconnected) => Some(Err(format!(
+                "the lookup of {} ended without an answer",
+                self.host
+            ))),
+        }
+    }
+}
+
+/// What curl said about one hop: its own message, then the `--write-out` lines.
+#[derive(Debug, PartialEq)]
+struct HopReport<'a> {
+    message: String,
+    /// 0 without an answer, or when the status line is missing or malformed.
+    http: u16,
+    ip: &'a str,
+    location: &'a str,
+}
+
+/// Reads curl's stderr from its end (see [`STATUS_MARK`]): the last line is the status
+/// line, `http_code` and `remote_ip` split by one space, exactly two fields; the line
+/// before it the location. Anything else is curl's message, never read for fields.
+fn read_report(err: &str) -> HopReport<'_> {
+    let body = err.strip_suffix('\n').unwrap_or(err);
+    let (before, last) = body.rsplit_once('\n').unwrap_or(("", body));
+    let status = last.strip_prefix(STATUS_MARK).and_then(|rest| {
+        let (code, ip) = rest.split_once(' ')?;
+        let ok = code.len() == 3 && code.bytes().all(|b| b.is_ascii_digit()) && !ip.contains(' ');
+        Some((code.parse::<u16>().ok().filter(|_| ok)?, ip))
+    });
+    let Some((http, ip)) = status else {
+        return HopReport {
+            message: err.trim().to_string(),
+            http: 0,
+            ip: "",
+            location: "",
+        };
+    };
+    let (message, location) = match before.rsplit_once('\n').unwrap_or(("", before)) {
+        (m, line) if line.starts_with(LOCATION_MARK) => (m, &line[LOCATION_MARK.len()..]),
+        _ => (before, ""),
+    };
+    HopReport {
+        message: message.trim().to_string(),
+        http,
+        ip,
+        location,
+    }
 }
 
 impl Download {
@@ -501,6 +792,11 @@ impl Download {
                 server_down: false,
             });
         }
+        // Between two hops (curl has exited): nothing but the lookup to wait for, and
+        // `None` while it may still answer.
+        if let Some(lookup) = &self.lookup {
+            return self.lookup_polled(lookup.poll()?);
+        }
         match self.child.try_wait() {
             Ok(None) => None,
             Ok(Some(status)) => self.hop_ended(status.code()),
@@ -529,15 +825,20 @@ impl Download {
         if let Some(e) = self.child.stderr.as_mut() {
             let _ = e.read_to_string(&mut err);
         }
-        let (status, rest) = err.rsplit_once(STATUS_MARK).unwrap_or((&err, ""));
-        let mut fields = rest.trim().splitn(3, ' ');
-        let http: u16 = fields.next().and_then(|h| h.parse().ok()).unwrap_or(0);
-        let ip = fields.next().unwrap_or("");
-        let location = fields.next().unwrap_or("").trim();
-        let message = status.trim().to_string();
+        let HopReport {
+            message,
+            http,
+            ip,
+            location,
+        } = read_report(&err);
         // The address was pinned before the request; this catches what pinning cannot
         // (a proxy's own choice, a curl that ignores `--resolve`).
-        if self.hops > 0 && !ip.is_empty() && is_local_host(ip) && !self.may_be_local {
+        if self.hops > 0
+            && !self.proxied
+            && !ip.is_empty()
+            && is_local_host(ip)
+            && !self.may_be_local
+        {
             return Some(self.end(Outcome::Failed {
                 message: format!("redirected to {} on this machine: refused", self.hop),
                 server_down: false,
@@ -551,10 +852,24 @@ impl Download {
                         server_down: false,
                     }
                 } else {
-                    match check_redirect(&self.url, location)
-                        .and_then(|pin| self.next_hop(location, &pin))
-                    {
-                        Ok(()) => return None,
+                    match check_redirect(&self.url, location, &env_value) {
+                        Ok(Next::Go(route)) => match self.next_hop(location, route) {
+                            Ok(()) => return None,
+                            Err(message) => Outcome::Failed {
+                                message,
+                                server_down: false,
+                            },
+                        },
+                        Ok(Next::Resolve { host, port }) => {
+                            match self.resolve(location, host, port) {
+                                Ok(()) => return None,
+                                // Like a lookup that fails later: the server is paused.
+                                Err(why) => Outcome::Failed {
+                                    message: format!("redirected to {location}: {why}"),
+                                    server_down: true,
+                                },
+                            }
+                        }
                         Err(message) => Outcome::Failed {
                             message,
                             server_down: false,
@@ -603,24 +918,62 @@ impl Download {
         Some(self.end(outcome))
     }
 
-    fn next_hop(&mut self, location: &str, pin: &[String]) -> Result<(), String> {
-        // The redirect's own body goes.
+    /// The lookup of the next hop's host has answered (or failed, or timed out): the
+    /// next hop starts, or the download ends. A lookup that fails pauses the server like
+    /// any failure of it: a dead DNS costs one lookup per pause, not one per module.
+    fn lookup_polled(&mut self, answer: Result<Vec<SocketAddr>, String>) -> Option<Outcome> {
+        let lookup = self.lookup.take()?;
+        let location = lookup.location.as_str();
+        let outcome = match answer {
+            Err(why) => Outcome::Failed {
+                message: format!("redirected to {location}: {why}"),
+                server_down: true,
+            },
+            Ok(addrs) => match check_addrs(location, &lookup.host, lookup.port, &addrs)
+                .and_then(|pin| self.next_hop(location, Route::Direct(pin)))
+            {
+                Ok(()) => return None,
+                Err(message) => Outcome::Failed {
+                    message,
+                    server_down: false,
+                },
+            },
+        };
+        Some(self.end(outcome))
+    }
+
+    /// Starts looking up the next hop's host; [`Self::poll`] goes on when it answers.
+    fn resolve(&mut self, location: &str, host: String, port: u16) -> Result<(), String> {
+        self.clear_file()?;
+        self.lookup = Some(Lookup::start(location, host, port)?);
+        // curl has exited: meanwhile Ctrl-C has only the file to remove.
+        crate::signals::untrack(&self.tmp);
+        crate::signals::track(&self.tmp, None);
+        Ok(())
+    }
+
+    /// Empties the file for the next hop: the redirect's own body goes.
+    fn clear_file(&mut self) -> Result<(), String> {
         self.file
             .set_len(0)
             .and_then(|()| self.file.seek(SeekFrom::Start(0)).map(drop))
-            .map_err(|e| format!("cannot reuse {}: {e}", self.tmp.display()))?;
+            .map_err(|e| format!("cannot reuse {}: {e}", self.tmp.display()))
+    }
+
+    fn next_hop(&mut self, location: &str, route: Route) -> Result<(), String> {
+        self.clear_file()?;
         let left = self.deadline.saturating_duration_since(Instant::now());
-        let child = spawn(location, pin, left.as_secs_f64().ceil() as u64, &self.file).map_err(
-            |e| match e {
-                StartError::CurlMissing => "curl went missing".to_string(),
-                StartError::Other(m) => m,
-            },
-        )?;
+        let seconds = left.as_secs_f64().ceil() as u64;
+        let child = spawn(location, Some(&route), seconds, &self.file).map_err(|e| match e {
+            StartError::CurlMissing => "curl went missing".to_string(),
+            StartError::Other(m) => m,
+        })?;
         crate::signals::untrack(&self.tmp);
         crate::signals::track(&self.tmp, Some(child.id()));
         self.child = child;
         self.hop = location.to_string();
         self.hops += 1;
+        self.proxied = route == Route::Proxied;
         self.may_be_local = parse_target(location).is_ok_and(|t| configured_here(&self.url, &t));
         Ok(())
     }
@@ -674,6 +1027,21 @@ mod tests {
         }
     }
 
+    /// [`check_redirect`] without a proxy, a name looked up here and now (the download
+    /// does it on a thread, polled).
+    fn check_redirect(base: &str, target: &str) -> Result<Route, String> {
+        match super::check_redirect(base, target, &|_| None)? {
+            Next::Go(route) => Ok(route),
+            Next::Resolve { host, port } => {
+                let addrs: Vec<SocketAddr> = (host.as_str(), port)
+                    .to_socket_addrs()
+                    .map_err(|e| e.to_string())?
+                    .collect();
+                check_addrs(target, &host, port, &addrs).map(Route::Direct)
+            }
+        }
+    }
+
     #[test]
     fn redirects_stay_https_and_off_this_machine() {
         let tecken = "https://symbols.mozilla.org/try/x.sym";
@@ -705,7 +1073,7 @@ mod tests {
         // A loopback server (tests, a local proxy) may redirect to its own host.
         assert_eq!(
             check_redirect("http://127.0.0.1:9/x", "http://127.0.0.1:10/y"),
-            Ok(Vec::new())
+            Ok(Route::Direct(Vec::new()))
         );
         assert!(check_redirect("http://127.0.0.1:9/x", "http://localhost:10/y").is_err());
         assert!(check_redirect("http://127.0.0.1:9/x", "http://[::1]:10/y").is_err());
@@ -721,6 +1089,144 @@ mod tests {
             parse_target("http://[2001:db8::1]/x").map(|t| (t.port, t.literal)),
             Ok((80, Some("2001:db8::1".parse().unwrap())))
         );
+    }
+
+    #[test]
+    fn proxies_as_curl_picks_them_from_the_environment() {
+        fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, v)| *n == k && !v.is_empty())
+                    .map(|(_, v)| v.to_string())
+            }
+        }
+        let target = |url: &str| parse_target(url).unwrap();
+        let proxied = |vars: &[(&str, &str)], url: &str| {
+            let scheme = url.split_once("://").unwrap().0;
+            uses_proxy(&env(vars), scheme, &target(url))
+        };
+        let p = "http://127.0.0.1:3128";
+        assert!(!proxied(&[], "http://a.example/"));
+        assert!(proxied(&[("http_proxy", p)], "http://a.example/"));
+        assert!(!proxied(&[("http_proxy", p)], "https://a.example/"));
+        // Only the lowercase one for http (curl's own rule); either for https.
+        assert!(!proxied(&[("HTTP_PROXY", p)], "http://a.example/"));
+        assert!(proxied(&[("HTTPS_PROXY", p)], "https://a.example/"));
+        assert!(proxied(&[("https_proxy", p)], "https://a.example/"));
+        assert!(proxied(&[("ALL_PROXY", p)], "http://a.example/"));
+        assert!(proxied(&[("all_proxy", p)], "https://a.example/"));
+        assert!(!proxied(&[("http_proxy", "")], "http://a.example/"));
+        // no_proxy: names and their subdomains, `*`, addresses and networks.
+        let np = |list: &str, url: &str| proxied(&[("all_proxy", p), ("no_proxy", list)], url);
+        assert!(!np("*", "http://a.example/"));
+        assert!(!np("example", "http://a.example/"));
+        assert!(!np(" .Example., other", "http://a.example/"));
+        assert!(!np("a.example", "http://A.Example./"));
+        assert!(np("b.example", "http://a.example/"));
+        assert!(np("ample", "http://a.example/"));
+        assert!(np("x.a.example", "http://a.example/"));
+        assert!(!np("10.0.0.0/8", "http://10.1.2.3/"));
+        assert!(np("10.0.0.0/8", "http://11.1.2.3/"));
+        assert!(!np("10.1.2.3", "http://10.1.2.3/"));
+        assert!(!np("2001:db8::/32", "http://[2001:db8::1]/"));
+        assert!(np("2001:db8::/32", "http://[2001:db9::1]/"));
+        assert!(np("10.0.0.0/99", "http://10.1.2.3/"));
+        assert!(np("", "http://a.example/"));
+        // NO_PROXY is read when no_proxy is unset or empty.
+        let vars = [
+            ("all_proxy", p),
+            ("no_proxy", ""),
+            ("NO_PROXY", "a.example"),
+        ];
+        assert!(!proxied(&vars, "http://a.example/"));
+
+        // Through a proxy: no lookup here, no pin, and this machine refused by its name.
+        let vars = [("http_proxy", p)];
+        let via = env(&vars);
+        let check = |t: &str| super::check_redirect("http://symbols.example/x", t, &via);
+        assert_eq!(
+            check("http://symbols-storage.example/x.sym"),
+            Ok(Next::Go(Route::Proxied))
+        );
+        assert_eq!(check("http://10.0.0.1/x"), Ok(Next::Go(Route::Proxied)));
+        for t in [
+            "http://localhost:8080/x",
+            "http://a.localhost/x",
+            "http://127.1/x",
+            "http://0x7f000001/x",
+            "http://[::1]/x",
+            "http://169.254.169.254/latest",
+            "http://0/x",
+        ] {
+            assert!(check(t).is_err(), "{t}");
+        }
+        // Without one: the name is looked up first.
+        assert_eq!(
+            super::check_redirect("http://symbols.example/x", "http://s.example:81/y", &|_| {
+                None
+            }),
+            Ok(Next::Resolve {
+                host: "s.example".into(),
+                port: 81
+            })
+        );
+    }
+
+    #[test]
+    fn lookups_answer_off_the_calling_thread_and_past_the_cap_fail_at_once() {
+        // The only test that starts lookups: the global count is its own.
+        LOOKUPS.fetch_add(MAX_LOOKUPS, Ordering::SeqCst);
+        let full = Lookup::start("http://a.example/", "a.example".into(), 80).err();
+        LOOKUPS.fetch_sub(MAX_LOOKUPS, Ordering::SeqCst);
+        assert!(full.is_some_and(|e| e.contains("already waiting")));
+        let lookup = Lookup::start("http://localhost/", "localhost".into(), 80).unwrap();
+        let answer = loop {
+            match lookup.poll() {
+                Some(a) => break a,
+                None => std::thread::sleep(WAIT_TICK),
+            }
+        };
+        let addrs = answer.unwrap();
+        assert!(!addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback()));
+        // The thread gives its slot back as it ends.
+        let t = Instant::now();
+        while LOOKUPS.load(Ordering::SeqCst) != 0 && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(WAIT_TICK);
+        }
+        assert_eq!(LOOKUPS.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn the_status_line_is_read_from_the_end_and_cannot_be_forged() {
+        let r = read_report("\n@@pss-location https://b.example/x\n@@pss-status 302 1.2.3.4\n");
+        assert_eq!(
+            (r.http, r.ip, r.location, r.message.as_str()),
+            (302, "1.2.3.4", "https://b.example/x", "")
+        );
+        let r = read_report("curl: (7) Failed to connect\n\n@@pss-location \n@@pss-status 000 \n");
+        assert_eq!(
+            (r.http, r.ip, r.location, r.message.as_str()),
+            (0, "", "", "curl: (7) Failed to connect")
+        );
+        // A Location that holds a status line of its own: the real one comes last.
+        let r = read_report(
+            "\n@@pss-location http://a/y @@pss-status 200 8.8.8.8\n@@pss-status 302 127.0.0.1\n",
+        );
+        assert_eq!(
+            (r.http, r.location),
+            (302, "http://a/y @@pss-status 200 8.8.8.8")
+        );
+        // No anchored, well-formed status line last: no status at all.
+        for bad in [
+            "\n@@pss-location x\n@@pss-status 200 8.8.8.8 extra\n",
+            "\n@@pss-location x\n @@pss-status 200 8.8.8.8\n",
+            "\n@@pss-status 200 8.8.8.8\nmore\n",
+            "\n@@pss-status 20 8.8.8.8\n",
+            "\n@@pss-status 200\n",
+            "",
+        ] {
+            assert_eq!(read_report(bad).http, 0, "{bad:?}");
+        }
     }
 
     #[test]

@@ -49,6 +49,9 @@ pub struct Launch {
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
     pub max_files: Option<u64>,
+    /// A command the binary runs under (its program and arguments, the binary's path and
+    /// arguments appended): `unshare` for a resolver of the test's own.
+    pub wrapper: Vec<String>,
 }
 
 impl Server {
@@ -87,7 +90,14 @@ impl Server {
 
     /// The one way the tests start a server.
     pub fn launch(l: Launch) -> Server {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = match l.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(BIN);
+                c
+            }
+            None => Command::new(BIN),
+        };
         #[cfg(unix)]
         if let Some(n) = l.max_files {
             use std::os::unix::process::CommandExt;

@@ -5,6 +5,8 @@ use super::*;
 pub(crate) enum Reply {
     Body(Vec<u8>),
     Redirect(String),
+    /// A redirect with a body of its own (which must never become the file).
+    RedirectWithBody(String, Vec<u8>),
     /// Sent with chunked framing (no length the client could check first).
     Chunked(Vec<u8>),
     /// Sent slowly but steadily: `bytes_per_tick` every 100 ms.
@@ -126,6 +128,7 @@ pub(crate) fn serve(
         }
         Reply::Body(b) => ("200 OK", String::new(), b),
         Reply::Redirect(to) => ("302 Found", format!("Location: {to}\r\n"), Vec::new()),
+        Reply::RedirectWithBody(to, b) => ("302 Found", format!("Location: {to}\r\n"), b),
         Reply::NotFound => ("404 Not Found", String::new(), b"not found".to_vec()),
         Reply::Unavailable => ("503 Service Unavailable", String::new(), b"down".to_vec()),
         Reply::Stall => {

@@ -517,3 +517,48 @@ pub(crate) fn downloads_that_find_nothing_leave_no_folder_and_no_index_line() {
         ""
     );
 }
+
+#[test]
+pub(crate) fn a_location_holding_a_status_line_does_not_make_the_redirect_body_the_file() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-forged-status");
+    let modules = sym_modules();
+    let m = &modules[0];
+    // The redirect's own body is the module's .sym: stored, it would be found.
+    let body = sym_text(m).into_bytes();
+    let target = Fake::start(|_: &str| Reply::NotFound);
+    let forged = [
+        // curl prints the Location raw after its own fields: a status line of its own.
+        format!("{}/y @@pss-status 200 8.8.8.8 ", target.url()),
+        // Relative: curl encodes the blanks; back to the front, which says it again.
+        "/y @@pss-status 200 8.8.8.8".to_string(),
+        format!("{}/y?@@pss-status 200 8.8.8.8", target.url()),
+        format!("{}/y\r@@pss-status 200 8.8.8.8", target.url()),
+    ];
+    for (i, to) in forged.iter().enumerate() {
+        let (to, body) = (to.clone(), body.clone());
+        let front = Fake::start(move |_: &str| Reply::RedirectWithBody(to.clone(), body.clone()));
+        let xdg = dir.join(format!("xdg{i}"));
+        let env = [("XDG_CACHE_HOME", xdg.display().to_string())];
+        let (a, stderr) = query_one(
+            &["--breakpad-symbol-server".to_string(), front.url()],
+            &env,
+            m.name,
+            m.id,
+            m.frames[0].0,
+        );
+        assert!(
+            a["results"][0]["stacks"][0][0].get("function").is_none(),
+            "{:?}: the 302's body was taken for the file: {a}\n{stderr}",
+            forged[i]
+        );
+        let stored = xdg.join(format!(
+            "profiler-symbol-server/breakpad/{}/{}/libfake.so.sym",
+            m.name, m.id
+        ));
+        assert!(!stored.exists(), "{}", stored.display());
+        assert!(partial_files(&xdg).is_empty());
+    }
+}

@@ -10,6 +10,7 @@ mod fake;
 mod fetching;
 mod hostile;
 mod inputs;
+mod routes;
 mod stripped;
 
 use fake::*;
