@@ -4,6 +4,7 @@
 mod again;
 mod answer;
 mod asm;
+mod idle;
 pub mod source;
 mod symbolicate;
 
@@ -19,6 +20,7 @@ use serde_json::{Value, json};
 
 use crate::debugid::DebugId;
 use crate::profile::libs::{Lib, LibList};
+use crate::profile::wanted::{WantedModule, wanted_modules};
 use crate::profile::{ProfileError, ProfileFile};
 use crate::store::SymbolStore;
 
@@ -155,7 +157,8 @@ impl Request {
 /// quick), then every process's (a pass over the whole file).
 enum LibsRead {
     Root(LibList),
-    All(Result<LibList, ProfileError>),
+    /// Every process's libs, and the module offsets of the profile's frames.
+    All(Result<(LibList, Vec<WantedModule>), ProfileError>),
 }
 
 pub struct Api {
@@ -175,6 +178,9 @@ pub struct Api {
     advisor: crate::hint::Advisor,
     /// Big symbolication answers, kept for the same request asked again.
     again: again::Again,
+    /// The profile's own addresses, resolved in the loop's idle time (`idle.rs`); `None`
+    /// until the reader has read them.
+    idle: Option<idle::IdleWork>,
 }
 
 impl Api {
@@ -187,7 +193,13 @@ impl Api {
                     // A root whose libs cannot be read is told by the full read below.
                     let root = p.read_root_libs().unwrap_or_default();
                     if tx.send(LibsRead::Root(LibList::new(root))).is_ok() {
-                        let _ = tx.send(LibsRead::All(p.read_libs().map(LibList::new)));
+                        // One pass gives every process's libs and the frames' addresses.
+                        let all = p.read_processes().map(|processes| {
+                            let wanted = wanted_modules(&processes);
+                            let libs = processes.into_iter().flat_map(|p| p.libs).collect();
+                            (LibList::new(libs), wanted)
+                        });
+                        let _ = tx.send(LibsRead::All(all));
                     }
                 });
             match spawned {
@@ -212,6 +224,7 @@ impl Api {
             told: BTreeSet::new(),
             advisor: Default::default(),
             again: Default::default(),
+            idle: None,
         }
     }
 
@@ -254,10 +267,11 @@ impl Api {
             };
             self.libs_progress += 1;
             self.reader = None;
-            let list = all.unwrap_or_else(|e| {
+            let (list, wanted) = all.unwrap_or_else(|e| {
                 crate::elog!("warning: {e}; symbolicating without the profile's library hints");
-                LibList::default()
+                (LibList::default(), Vec::new())
             });
+            self.idle = Some(idle::IdleWork::new(wanted));
             if !self.quiet {
                 crate::elog!(
                     "Found {} with debug IDs in the profile.",

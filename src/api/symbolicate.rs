@@ -38,6 +38,9 @@ impl Api {
             let mut offsets: Vec<u64> = asked.iter().map(|&(o, _)| o).collect();
             offsets.dedup();
             let lib = self.lib(name, id).known();
+            if let Some(idle) = &mut self.idle {
+                idle.take_over(name, id);
+            }
             let state = self.store.module(name, id, lib.as_ref());
             // Said once the answer is final: not while a download for it is still going on.
             let waiting = matches!(state, ModuleState::Pending(_));
@@ -117,7 +120,7 @@ enum ModuleAnswer {
 /// (`"function_offset"`, `"line"`), and `"inlines"`, which frames of one function mostly
 /// share. Returns where the second and the third part begin. (Keys are in no particular
 /// order in JSON; this one keeps the shared parts whole.)
-fn encode(s: &Symbolized, out: &mut Vec<u8>) -> (usize, usize) {
+pub(super) fn encode(s: &Symbolized, out: &mut Vec<u8>) -> (usize, usize) {
     out.extend_from_slice(b",\"function\":");
     string(out, &s.function);
     if let Some(size) = s.function_size {

@@ -5,6 +5,7 @@ pub mod libs;
 pub mod read;
 pub mod rewrite;
 pub mod scan;
+pub mod wanted;
 
 use std::fmt;
 use std::io::{self, Read};

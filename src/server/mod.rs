@@ -128,7 +128,16 @@ pub struct Server {
     body_in: usize,
     /// The request log's note on the request being served.
     note: &'static str,
+    /// Whether idle-time work may run (`api/idle.rs`): from the start when a browser is
+    /// opened (it takes seconds to load the front-end and the profile, time the server
+    /// would spend waiting), after the first request with `--no-open`, where the client
+    /// (mach) asks at once and the first request must not wait behind a module's load.
+    idle_allowed: bool,
 }
+
+/// The longest stretch of idle-time work between two looks for requests (a module's
+/// first load is one step and may take longer).
+const IDLE_SLICE: Duration = Duration::from_millis(4);
 
 impl Server {
     pub fn start(
@@ -212,6 +221,7 @@ impl Server {
             profiler_url: opts.profiler_url.clone(),
             quiet,
             parked: Default::default(),
+            idle_allowed: !opts.no_open,
             body_in: 0,
             note: "",
         })
@@ -268,10 +278,26 @@ impl Server {
         let mut last_request = std::time::Instant::now();
         // A short tick: downloads are polled and parked requests answered here.
         while !crate::signals::stopping() {
-            match self.http.recv_timeout(parked::TICK) {
+            // With idle work left, a request is only looked for, not waited for.
+            let idle = self.idle_allowed && self.api.has_idle_work();
+            let received = if idle {
+                self.http.try_recv()
+            } else {
+                self.http.recv_timeout(parked::TICK)
+            };
+            match received {
                 Ok(Some(request)) => {
                     self.serve(request);
+                    self.idle_allowed = true;
                     last_request = std::time::Instant::now();
+                }
+                Ok(None) if idle => {
+                    let work = catch_unwind(AssertUnwindSafe(|| self.api.idle_slice(IDLE_SLICE)));
+                    if work.is_err() {
+                        // A parser bug met a file: the requests find that module's error
+                        // themselves; idle work stops.
+                        self.idle_allowed = false;
+                    }
                 }
                 Ok(None) => {}
                 Err(e) => crate::elog!("warning: accepting a connection failed: {e}"),

@@ -4,7 +4,9 @@
 use super::*;
 use crate::hostile::query_one;
 
+#[cfg(target_os = "linux")]
 use std::net::UdpSocket;
+#[cfg(target_os = "linux")]
 use std::time::{Duration, Instant};
 
 /// The proxy variables curl reads, emptied (curl takes empty for unset), so that the

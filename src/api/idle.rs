@@ -1,0 +1,128 @@
+//! Idle-time symbolication: the server reads the profile itself, so it knows every address
+//! the front-end will ask for before it asks. In the loop's idle time it resolves them,
+//! module by module (the most addresses first), into the same memo the requests use: the
+//! front-end's requests then find their answers made. The work goes in slices of a few
+//! milliseconds, between which the loop takes requests; a module's first load is one
+//! step (a parse cannot be cut), the rest are chunks of offsets.
+//!
+//! A module a request has asked for is left to the requests ("taken over"): the
+//! front-end asks for all of a module's addresses at once, so what is left would be
+//! answered for nobody.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use super::Api;
+use crate::profile::wanted::WantedModule;
+use crate::store::ModuleState;
+
+/// Offsets resolved between two looks at the clock: small enough that a chunk takes well
+/// under a slice on a cold DWARF module, big enough that the batch path's pass per unit
+/// pays off.
+const CHUNK: usize = 256;
+
+/// Modules prepared at most: half the module cache, so that idle work never evicts what
+/// it prepared, nor everything else.
+const MAX_MODULES: usize = crate::store::DEFAULT_MAX_MODULES / 2;
+
+#[derive(Default)]
+pub(super) struct IdleWork {
+    /// Modules left, in order; the first is being resolved from `pos`.
+    modules: VecDeque<WantedModule>,
+    pos: usize,
+    /// Modules whose downloads were running, with the download count then: tried again
+    /// when downloads have moved on.
+    waiting: Vec<WantedModule>,
+    waited_at: u64,
+    /// Offsets resolved so far, and modules done (for the log).
+    pub(super) resolved: u64,
+    pub(super) done: usize,
+}
+
+impl IdleWork {
+    pub(super) fn new(modules: Vec<WantedModule>) -> IdleWork {
+        IdleWork {
+            modules: modules.into_iter().take(MAX_MODULES).collect(),
+            ..Default::default()
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.modules.is_empty() && self.waiting.is_empty()
+    }
+
+    /// A request asked for this module: its work is the request's now.
+    pub(super) fn take_over(&mut self, debug_name: &str, id: &crate::debugid::DebugId) {
+        let is = |m: &WantedModule| m.lib.debug_name == debug_name && m.lib.breakpad_id == *id;
+        if self.modules.front().is_some_and(is) {
+            self.pos = 0;
+        }
+        self.modules.retain(|m| !is(m));
+        self.waiting.retain(|m| !is(m));
+    }
+}
+
+impl Api {
+    /// Whether idle work is left (the profile's addresses are read on the reader thread:
+    /// none before they have come).
+    pub fn has_idle_work(&mut self) -> bool {
+        self.receive_libs(false);
+        self.idle.as_ref().is_some_and(|w| !w.is_empty())
+    }
+
+    /// Does idle work for about `budget` (one module load may take longer), then returns.
+    pub fn idle_slice(&mut self, budget: Duration) {
+        let deadline = Instant::now() + budget;
+        let Some(mut work) = self.idle.take() else {
+            return;
+        };
+        let finished = self.store.remote_mut().map_or(0, |r| r.finished);
+        if !work.waiting.is_empty() && finished != work.waited_at {
+            let back = std::mem::take(&mut work.waiting);
+            work.modules.extend(back);
+        }
+        while Instant::now() < deadline {
+            let Some(m) = work.modules.front() else {
+                break;
+            };
+            match self
+                .store
+                .module(&m.lib.debug_name, &m.lib.breakpad_id, Some(&m.lib))
+            {
+                ModuleState::Ready(module) => {
+                    let end = (work.pos + CHUNK).min(m.offsets.len());
+                    // Only the memo is wanted: the places are the next request's.
+                    let _ =
+                        module.places_sorted(&m.offsets[work.pos..end], super::symbolicate::encode);
+                    work.resolved += (end - work.pos) as u64;
+                    work.pos = end;
+                    if end == m.offsets.len() {
+                        work.modules.pop_front();
+                        work.pos = 0;
+                        work.done += 1;
+                    }
+                }
+                // Its download started now, not when the front-end asks.
+                ModuleState::Pending(_) => {
+                    if let Some(m) = work.modules.pop_front() {
+                        work.waiting.push(m);
+                    }
+                    work.pos = 0;
+                    work.waited_at = finished;
+                }
+                ModuleState::Missing(_) => {
+                    work.modules.pop_front();
+                    work.pos = 0;
+                }
+            }
+        }
+        if work.is_empty() && !self.quiet {
+            crate::elog!(
+                "Resolved {} of the profile's {} ahead of the profiler's requests.",
+                crate::log::count(work.resolved, "address", "addresses"),
+                crate::log::count(work.done as u64, "module", "modules")
+            );
+        }
+        self.idle = Some(work);
+    }
+}
