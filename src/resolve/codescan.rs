@@ -11,7 +11,7 @@
 
 use iced_x86::{Decoder, DecoderOptions, Mnemonic};
 
-use super::funcs::Range;
+use super::range::Range;
 
 /// What one pass over the code sections found.
 #[derive(Default)]

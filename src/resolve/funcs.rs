@@ -4,6 +4,7 @@
 //! gets its symbol's name, or `fun_<module offset of the start>` when no symbol starts
 //! there; an address no function covers (padding, data) gets nothing.
 
+pub use super::range::Range;
 use object::{Object, ObjectSection, SectionKind};
 
 use super::symnames::{Names, Sym};
@@ -82,15 +83,6 @@ fn init_fini(file: &object::File<'_>) -> Vec<(u64, &'static str)> {
         }
     }
     out
-}
-
-/// A function range from unwind information. `primary` is set for a part of a function
-/// (a chained `.pdata` entry): the `[start, end)` of the function it belongs to.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Range {
-    pub start: u64,
-    pub end: u64,
-    pub primary: Option<(u64, u64)>,
 }
 
 /// The functions of a PE image without its PDB: exports (unsized), `.pdata` ranges, and
@@ -175,16 +167,6 @@ fn data_pointers(
             if in_code(v) {
                 into.push(v);
             }
-        }
-    }
-}
-
-impl Range {
-    pub fn new(start: u64, end: u64) -> Range {
-        Range {
-            start,
-            end,
-            primary: None,
         }
     }
 }

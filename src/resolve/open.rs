@@ -5,34 +5,16 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use object::{Object, ObjectSection, ObjectSegment, SectionKind};
+use object::{Object, ObjectSection, SectionKind};
 
 use super::breakpad::SymFile;
 use super::bytes::FileBytes;
+use super::id::{check_id, image_base};
 use super::{LoadContext, LoadError, LoadErrorKind, Module, elf, macho, pe};
 use crate::debugid::DebugId;
 
 /// The magic of a PDB (MSF 7.0) file.
 const PDB_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
-
-/// The error every format gives for a file with another debug ID.
-pub fn check_id(path: &Path, found: &str, want: &DebugId) -> Result<(), LoadError> {
-    if want.is(found) {
-        Ok(())
-    } else {
-        // The commonest failure (a rebuild since the profile was recorded): the cause first.
-        let mut e = LoadError::msg(
-            LoadErrorKind::UnmatchedDebugId,
-            format!(
-                "the file at {} has debug ID {found}, the profile wants {} (rebuilt since the profile was recorded?)",
-                path.display(),
-                want.as_given()
-            ),
-        );
-        e.found_id = Some(DebugId::new(found));
-        Err(e)
-    }
-}
 
 fn open_error(path: &Path, e: std::io::Error) -> LoadError {
     LoadError::new(LoadErrorKind::of_io(&e), path, e)
@@ -309,17 +291,4 @@ fn arm_modes(file: &object::File<'_>, base: u64) -> Vec<(u64, crate::disasm::Arm
     mapping.sort_by_key(|m| m.0);
     mapping.dedup_by_key(|m| m.0);
     mapping
-}
-
-/// The address module offsets count from (SPEC section 5): the first segment's of an ELF
-/// file, `__TEXT`'s of a Mach-O, the image base of a PE.
-pub fn image_base(file: &object::File<'_>) -> u64 {
-    match file.format() {
-        object::BinaryFormat::Elf => file.segments().next().map_or(0, |s| s.address()),
-        object::BinaryFormat::Pe => file.relative_address_base(),
-        _ => file
-            .segments()
-            .find(|s| s.name().ok().flatten() == Some("__TEXT"))
-            .map_or(0, |s| s.address()),
-    }
 }

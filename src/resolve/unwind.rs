@@ -5,7 +5,7 @@
 use gimli::{BaseAddresses, CieOrFde, UnwindSection};
 use object::{Object, ObjectSection};
 
-use super::funcs::Range;
+use super::range::Range;
 
 /// Every FDE of an unwind section as a range of addresses.
 fn fde_ranges<'a, S>(section: &S, bases: &BaseAddresses, out: &mut Vec<Range>)

@@ -209,7 +209,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
             format!("not a valid ELF file: {e}"),
         )
     })?;
-    let base = super::open::image_base(&file);
+    let base = super::id::image_base(&file);
     let code = file
         .segments()
         .filter(|s| {

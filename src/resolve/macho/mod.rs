@@ -150,7 +150,7 @@ pub fn load(
             format!("invalid Mach-O: {e}"),
         )
     })?;
-    let base = super::open::image_base(&file);
+    let base = super::id::image_base(&file);
     let code = super::funcs::code_sections(&file);
     let budget = Budget::for_file(&file);
     let dwarf = DwarfResolver::new(

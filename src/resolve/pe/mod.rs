@@ -33,7 +33,7 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
             "the image has no CodeView record (no debug ID)",
         )
     })?;
-    super::open::check_id(path, &id, want)?;
+    super::id::check_id(path, &id, want)?;
     let pdb_name = pdb_path
         .rsplit(['\\', '/'])
         .next()
@@ -65,7 +65,7 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
     }
     // No PDB: exports and unwind tables.
     let text = super::funcs::code_sections(&file);
-    let base = super::open::image_base(&file);
+    let base = super::id::image_base(&file);
     let mut names = super::symnames::Names::default();
     let exports = named_exports(&file, &mut names)
         .map_err(|e| LoadError::new(LoadErrorKind::ParseError, path, format!("PE exports: {e}")))?;

@@ -328,7 +328,7 @@ pub fn load_pdb(
     let cost = data.len() as u64;
     let mut pdb = pdb::PDB::open(MappedSource(data.clone())).map_err(|e| pdb_error(path, e))?;
     let id = pdb_id(&mut pdb).map_err(|e| pdb_error(path, e))?;
-    crate::resolve::open::check_id(path, &id, want)?;
+    crate::resolve::id::check_id(path, &id, want)?;
     let mut m = read_index(&mut pdb, cost).map_err(|e| pdb_error(path, e))?;
     m.path = path.to_path_buf();
     data.release(&data);
