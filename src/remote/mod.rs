@@ -10,6 +10,7 @@
 pub mod cache;
 pub mod curl;
 pub mod glue;
+pub mod redirect;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,680 @@
+//! Where a download may be redirected, and how the target is reached: a `Location` is
+//! parsed as curl reads it, the local-host rule applied (no host on this machine unless
+//! the configured server is here), and its host either left to the environment's proxy or
+//! looked up here, off the loop, on a short-lived thread ([`Lookup`]), and pinned
+//! (`--resolve`) so that the address checked is the address asked. `curl.rs` runs the hops.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+/// How a redirect's target is asked, once checked.
+#[derive(Debug, PartialEq)]
+pub enum Route {
+    /// Straight to the server (`--noproxy *`), connecting to the address checked
+    /// (`--resolve` arguments; none for an address literal or the configured server's own
+    /// host).
+    Direct(Vec<String>),
+    /// Through the environment's proxy (`--noproxy ""`), which resolves the name. Either
+    /// way curl is told, so that it does what [`uses_proxy`] decided whatever a
+    /// `.curlrc` or its version would say.
+    Proxied,
+}
+
+/// A redirect target's name not looked up by then is given up on (the download fails, its
+/// server is paused): glibc waits about 10 s per name when DNS never answers, and a
+/// working resolver answers in well under this.
+pub(super) const LOOKUP_TIME: Duration = Duration::from_secs(5);
+/// Lookup threads alive at once, those given up on included (each ends only when
+/// `getaddrinfo` returns): past this a lookup fails instead of piling up threads.
+pub(super) const MAX_LOOKUPS: usize = 16;
+
+/// Where an http(s) URL goes, as curl reads it.
+#[derive(Debug, PartialEq)]
+pub(super) struct Target {
+    /// Lowercased, without brackets or a final dot.
+    pub(super) host: String,
+    pub(super) port: u16,
+    /// The host written as an address (in any spelling `inet_aton` accepts).
+    pub(super) literal: Option<IpAddr>,
+}
+
+/// Reads the host and port of `url`, refusing what curl could read otherwise than this
+/// does: curl globs (`{}`, and `[]` anywhere but around an IPv6 literal), credentials,
+/// blanks and control characters, host names with other than letters, digits, `.`, `-`
+/// and `_`.
+pub(super) fn parse_target(url: &str) -> Result<Target, String> {
+    if url
+        .bytes()
+        .any(|b| b.is_ascii_control() || b == b' ' || b == b'{' || b == b'}')
+    {
+        return Err("blanks, control characters or curl globs ({}) in it".into());
+    }
+    let (scheme, rest) = url.split_once("://").ok_or("not an absolute URL")?;
+    let default_port = match scheme.to_ascii_lowercase().as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return Err("not http or https".into()),
+    };
+    if url.contains('\\') {
+        return Err("a backslash in it".into());
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if tail.contains(['[', ']']) {
+        return Err("a curl glob ([]) in it".into());
+    }
+    if authority.contains('@') {
+        return Err("credentials in it".into());
+    }
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (addr, after) = v6.split_once(']').ok_or("an unclosed [")?;
+        let ip: Ipv6Addr = addr
+            .parse()
+            .map_err(|_| "a curl glob ([]) in it, not an IPv6 address")?;
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':').ok_or("text after an IPv6 address")?),
+        };
+        (ip.to_string(), port)
+    } else {
+        if authority.contains(['[', ']']) {
+            return Err("a curl glob ([]) in it".into());
+        }
+        match authority.split_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (authority.to_string(), None),
+        }
+    };
+    let port = match port {
+        None | Some("") => default_port,
+        Some(p) => p
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| p.parse::<u16>().ok())
+            .flatten()
+            .filter(|&p| p != 0)
+            .ok_or("a port that is not a number from 1 to 65535")?,
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.is_empty() {
+        return Err("no host".into());
+    }
+    let literal = match host.parse::<Ipv6Addr>() {
+        Ok(v6) => Some(IpAddr::V6(v6)),
+        Err(_) => {
+            if !host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
+            {
+                return Err(
+                    "a host name with characters other than letters, digits, ., - and _".into(),
+                );
+            }
+            lenient_ipv4(&host).map(IpAddr::V4)
+        }
+    };
+    Ok(Target {
+        host,
+        port,
+        literal,
+    })
+}
+
+/// An IPv4 address as `inet_aton` (and so curl) reads it: `127.1`, `0x7f000001`,
+/// `2130706433`, `0177.0.0.1` are all loopback.
+pub(super) fn lenient_ipv4(host: &str) -> Option<Ipv4Addr> {
+    let parts: Vec<&str> = host.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let nums: Vec<u64> = parts
+        .iter()
+        .map(|p| {
+            if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
+                u64::from_str_radix(h, 16).ok()
+            } else if p.len() > 1 && p.starts_with('0') {
+                u64::from_str_radix(&p[1..], 8).ok()
+            } else {
+                p.parse().ok()
+            }
+        })
+        .collect::<Option<_>>()?;
+    let (last, head) = nums.split_last()?;
+    let mut v: u64 = 0;
+    for (i, n) in head.iter().enumerate() {
+        if *n > 255 {
+            return None;
+        }
+        v |= n << (24 - 8 * i);
+    }
+    let room = 32 - 8 * head.len() as u32;
+    if *last >= 1u64 << room {
+        return None;
+    }
+    Some(Ipv4Addr::from((v | last) as u32))
+}
+
+pub(super) fn local_v4(a: Ipv4Addr) -> bool {
+    a.is_loopback() || a.is_link_local() || a.is_unspecified() || a.octets()[0] == 0
+}
+
+/// Whether an address is this machine or its link: loopback, link-local, unspecified, or
+/// one of this machine's own addresses (one a socket can be bound to).
+pub(super) fn is_local_addr(ip: IpAddr) -> bool {
+    let near = match ip {
+        IpAddr::V4(v4) => local_v4(v4),
+        IpAddr::V6(v6) => {
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80
+                || v6.to_ipv4_mapped().is_some_and(local_v4)
+        }
+    };
+    near || UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
+}
+
+/// Whether a host name or address is this machine or its link: loopback, link-local,
+/// unspecified, `localhost`, this machine's own addresses. Names are not resolved.
+pub fn is_local_host(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(&host);
+    if let Ok(v6) = host.parse::<Ipv6Addr>() {
+        return is_local_addr(IpAddr::V6(v6));
+    }
+    lenient_ipv4(host).is_some_and(|v4| is_local_addr(IpAddr::V4(v4)))
+}
+
+/// Whether `t` is the host of `base`, the server the user configured, and that is on this
+/// machine: the one case a redirect may come here.
+pub(super) fn configured_here(base: &str, t: &Target) -> bool {
+    parse_target(base).is_ok_and(|b| {
+        b.host == t.host && (is_local_host(&b.host) || b.literal.is_some_and(is_local_addr))
+    })
+}
+
+/// An environment variable as curl reads it: unset and empty are the same.
+pub(super) fn env_value(name: &str) -> Option<String> {
+    std::env::var_os(name)
+        .map(|v| v.to_string_lossy().into_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// Whether curl sends a request for `scheme://t` through a proxy, as curl decides it from
+/// the environment (`env` reads a variable, see [`env_value`]): `no_proxy`, else
+/// `NO_PROXY`, lists the hosts that go direct; otherwise the proxy is `<scheme>_proxy`,
+/// then `<SCHEME>_PROXY` (not for http: curl never reads `HTTP_PROXY`, which a CGI
+/// request can set), then `all_proxy`, then `ALL_PROXY`.
+pub(super) fn uses_proxy(env: &dyn Fn(&str) -> Option<String>, scheme: &str, t: &Target) -> bool {
+    let exceptions = env("no_proxy").or_else(|| env("NO_PROXY"));
+    if exceptions.is_some_and(|list| no_proxy_names(&list, t)) {
+        return false;
+    }
+    let own = format!("{scheme}_proxy");
+    env(&own)
+        .or_else(|| {
+            (scheme != "http")
+                .then(|| env(&own.to_ascii_uppercase()))
+                .flatten()
+        })
+        .or_else(|| env("all_proxy"))
+        .or_else(|| env("ALL_PROXY"))
+        .is_some()
+}
+
+/// Whether a `no_proxy` list names `t`, as curl reads it: `*` alone is every host;
+/// entries are split at commas and blanks; an address matches the same address or a
+/// network holding it (`10.0.0.0/8`), a name matches itself or a parent domain (a
+/// leading `.` changes nothing), case and a final dot aside.
+pub(super) fn no_proxy_names(list: &str, t: &Target) -> bool {
+    if list == "*" {
+        return true;
+    }
+    list.split(|c: char| c == ',' || c.is_ascii_whitespace())
+        .filter(|e| !e.is_empty())
+        .any(|entry| {
+            let entry = entry.trim_end_matches('.').to_ascii_lowercase();
+            match t.literal {
+                Some(ip) => {
+                    let (net, bits) = match entry.split_once('/') {
+                        Some((n, b)) => (n, Some(b)),
+                        None => (entry.as_str(), None),
+                    };
+                    let net = net.trim_start_matches('[').trim_end_matches(']');
+                    let Ok(net) = net.parse::<IpAddr>() else {
+                        return false;
+                    };
+                    let width = if ip.is_ipv4() { 32 } else { 128 };
+                    let bits = match bits.map(str::parse::<u32>) {
+                        None => width,
+                        Some(Ok(b)) if b <= width => b,
+                        Some(_) => return false,
+                    };
+                    let key = |a: IpAddr| match a {
+                        IpAddr::V4(v4) => u128::from(u32::from(v4)),
+                        IpAddr::V6(v6) => u128::from(v6),
+                    };
+                    // A shift by the whole width (`/0`) leaves nothing: every address.
+                    let prefix = |a: IpAddr| key(a).checked_shr(width - bits).unwrap_or(0);
+                    net.is_ipv4() == ip.is_ipv4() && prefix(net) == prefix(ip)
+                }
+                None => {
+                    let name = entry.strip_prefix('.').unwrap_or(&entry);
+                    !name.is_empty()
+                        && (t.host == name
+                            || t.host.strip_suffix(name).is_some_and(|h| h.ends_with('.')))
+                }
+            }
+        })
+}
+
+/// What a redirect's target needs before it is asked.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    Go(Route),
+    /// A name to look up first (off the loop: [`Lookup`]), its addresses then checked by
+    /// [`check_addrs`].
+    Resolve {
+        host: String,
+        port: u16,
+    },
+}
+
+/// Whether a redirect from `base` (the URL the user configured, trusted as given) to
+/// `target` may be followed, and how: https stays https, no curl globs, and no host on
+/// this machine (loopback, link-local, unspecified, its own addresses). A name is looked
+/// up before any request and the address checked is pinned ([`Next::Resolve`]), unless
+/// the environment sends the target through a proxy (`env`, see [`uses_proxy`]): the
+/// proxy resolves names, so only what the name itself says is checked (`localhost`,
+/// addresses in every spelling). Only a server configured on this machine may send us to
+/// this machine, and only to its own host (another port: a local proxy, the tests).
+pub fn check_redirect(
+    base: &str,
+    target: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Next, String> {
+    let lower = target.to_ascii_lowercase();
+    let https_only = base.to_ascii_lowercase().starts_with("https://");
+    if !(lower.starts_with("https://") || (!https_only && lower.starts_with("http://"))) {
+        return Err(format!(
+            "redirected to {target}: only {} is followed",
+            if https_only { "https" } else { "http or https" }
+        ));
+    }
+    let t =
+        parse_target(target).map_err(|why| format!("redirected to {target}: refused, {why}"))?;
+    let scheme = if lower.starts_with("https://") {
+        "https"
+    } else {
+        "http"
+    };
+    let proxied = uses_proxy(env, scheme, &t);
+    let go = || {
+        Ok(Next::Go(if proxied {
+            Route::Proxied
+        } else {
+            Route::Direct(Vec::new())
+        }))
+    };
+    if configured_here(base, &t) {
+        return go();
+    }
+    if let Some(ip) = t.literal {
+        return if is_local_addr(ip) {
+            Err(format!(
+                "redirected to {target}: {} is {ip}, on this machine: refused",
+                t.host
+            ))
+        } else {
+            go()
+        };
+    }
+    if proxied {
+        return if is_local_host(&t.host) {
+            Err(format!(
+                "redirected to {target}: {} is this machine: refused",
+                t.host
+            ))
+        } else {
+            go()
+        };
+    }
+    Ok(Next::Resolve {
+        host: t.host,
+        port: t.port,
+    })
+}
+
+/// The `--resolve` arguments for a redirect to `target` whose `host` has `addrs`, unless
+/// one of them is on this machine.
+pub fn check_addrs(
+    target: &str,
+    host: &str,
+    port: u16,
+    addrs: &[SocketAddr],
+) -> Result<Vec<String>, String> {
+    if let Some(a) = addrs.iter().find(|a| is_local_addr(a.ip())) {
+        return Err(format!(
+            "redirected to {target}: {host} is {}, on this machine: refused",
+            a.ip()
+        ));
+    }
+    let Some(first) = addrs.first() else {
+        return Err(format!("redirected to {target}: {host} has no address"));
+    };
+    let ip = match first.ip() {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("[{v6}]"),
+    };
+    // curl may key its cache with or without a final dot: both go to the address checked.
+    Ok(vec![
+        format!("{host}:{port}:{ip}"),
+        format!("{host}.:{port}:{ip}"),
+    ])
+}
+
+/// Lookup threads alive (see [`MAX_LOOKUPS`]).
+pub(super) static LOOKUPS: AtomicUsize = AtomicUsize::new(0);
+
+/// One of [`LOOKUPS`], given back when its thread ends (or never starts).
+pub(super) struct LookupSlot;
+
+impl Drop for LookupSlot {
+    fn drop(&mut self) {
+        LOOKUPS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A redirect target's host name looked up on a thread of its own: `getaddrinfo` can be
+/// neither bounded nor interrupted, and the server loop must go on answering meanwhile.
+/// The download polls it; one given up on is left to end by itself, its answer unread.
+pub(super) struct Lookup {
+    pub(super) answer: Receiver<std::io::Result<Vec<SocketAddr>>>,
+    /// Given up on then.
+    pub(super) until: Instant,
+    pub(super) location: String,
+    pub(super) host: String,
+    pub(super) port: u16,
+}
+
+impl Lookup {
+    pub(super) fn start(location: &str, host: String, port: u16) -> Result<Lookup, String> {
+        LOOKUPS
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < MAX_LOOKUPS).then_some(n + 1)
+            })
+            .map_err(|_| {
+                format!(
+                    "cannot look up {host}: {MAX_LOOKUPS} lookups are already waiting for an answer"
+                )
+            })?;
+        let slot = LookupSlot;
+        let (tx, answer) = mpsc::channel();
+        let name = host.clone();
+        std::thread::Builder::new()
+            .name("lookup".into())
+            .spawn(move || {
+                let _slot = slot;
+                let addrs = (name.as_str(), port)
+                    .to_socket_addrs()
+                    .map(Iterator::collect);
+                // The download may have given up and gone: then nobody is told.
+                let _ = tx.send(addrs);
+            })
+            .map_err(|e| format!("cannot look up {host}: {e}"))?;
+        Ok(Lookup {
+            answer,
+            until: Instant::now() + LOOKUP_TIME,
+            location: location.to_string(),
+            host,
+            port,
+        })
+    }
+
+    /// The addresses, or why there are none; `None` while the lookup may still answer.
+    pub(super) fn poll(&self) -> Option<Result<Vec<SocketAddr>, String>> {
+        match self.answer.try_recv() {
+            Ok(Ok(addrs)) => Some(Ok(addrs)),
+            Ok(Err(e)) => Some(Err(format!("cannot look up {}: {e}", self.host))),
+            Err(TryRecvError::Empty) if Instant::now() < self.until => None,
+            Err(TryRecvError::Empty) => Some(Err(format!(
+                "no answer looking up {} in {} s",
+                self.host,
+                LOOKUP_TIME.as_secs()
+            ))),
+            Err(TryRecvError::Disconnected) => Some(Err(format!(
+                "the lookup of {} ended without an answer",
+                self.host
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    use super::*;
+    use std::net::ToSocketAddrs;
+
+    #[test]
+    fn local_hosts_in_every_spelling() {
+        for h in [
+            "localhost",
+            "LOCALHOST.",
+            "a.localhost",
+            "127.0.0.1",
+            "127.1",
+            "0x7f000001",
+            "2130706433",
+            "0177.0.0.1",
+            "0",
+            "0.0.0.0",
+            "169.254.169.254",
+            "::1",
+            "::",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(is_local_host(h), "{h}");
+        }
+        for h in [
+            "symbols.mozilla.org",
+            "cafe.be",
+            "10.0.0.1",
+            "8.8.8.8",
+            "2001:db8::1",
+        ] {
+            assert!(!is_local_host(h), "{h}");
+        }
+    }
+
+    /// [`check_redirect`] without a proxy, a name looked up here and now (the download
+    /// does it on a thread, polled).
+    fn check_redirect(base: &str, target: &str) -> Result<Route, String> {
+        match super::check_redirect(base, target, &|_| None)? {
+            Next::Go(route) => Ok(route),
+            Next::Resolve { host, port } => {
+                let addrs: Vec<SocketAddr> = (host.as_str(), port)
+                    .to_socket_addrs()
+                    .map_err(|e| e.to_string())?
+                    .collect();
+                check_addrs(target, &host, port, &addrs).map(Route::Direct)
+            }
+        }
+    }
+
+    #[test]
+    fn redirects_stay_https_and_off_this_machine() {
+        let tecken = "https://symbols.mozilla.org/try/x.sym";
+        let ok = |t: &str| check_redirect(tecken, t).is_ok();
+        assert!(!ok("http://storage.googleapis.com/a/x.sym"));
+        assert!(!ok("https://127.0.0.1:8080/admin"));
+        assert!(!ok("https://[::1]/x"));
+        assert!(!ok("https://user@localhost/x"));
+        assert!(!ok("https://localhost/x"));
+        assert!(!ok("https://169.254.169.254/latest/meta-data"));
+        assert!(!ok("https://0x7f000001/x"));
+        assert!(!ok("file:///etc/passwd"));
+        // A name is looked up here: `localhost` is loopback whatever it is called.
+        let e = check_redirect("http://example.org/x", "http://localhost./y").unwrap_err();
+        assert!(e.contains("this machine"), "{e}");
+        // Globs, credentials, blanks: refused before any lookup.
+        for t in [
+            "https://{127.0.0.1:9/secret,example.com/final}",
+            "https://example.com/final[1-500]",
+            "https://example.com/a{b}",
+            "https://[1-3].example.com/",
+            "https://example.com\\@127.0.0.1/",
+            "https://a@example.com/",
+            "https://example.com/a b",
+            "https://example.com:99999/",
+        ] {
+            assert!(!ok(t), "{t}");
+        }
+        // A loopback server (tests, a local proxy) may redirect to its own host.
+        assert_eq!(
+            check_redirect("http://127.0.0.1:9/x", "http://127.0.0.1:10/y"),
+            Ok(Route::Direct(Vec::new()))
+        );
+        assert!(check_redirect("http://127.0.0.1:9/x", "http://localhost:10/y").is_err());
+        assert!(check_redirect("http://127.0.0.1:9/x", "http://[::1]:10/y").is_err());
+        assert_eq!(
+            parse_target("https://Host.Example.:8443/x?y#z"),
+            Ok(Target {
+                host: "host.example".into(),
+                port: 8443,
+                literal: None
+            })
+        );
+        assert_eq!(
+            parse_target("http://[2001:db8::1]/x").map(|t| (t.port, t.literal)),
+            Ok((80, Some("2001:db8::1".parse().unwrap())))
+        );
+    }
+
+    #[test]
+    fn proxies_as_curl_picks_them_from_the_environment() {
+        fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, v)| *n == k && !v.is_empty())
+                    .map(|(_, v)| v.to_string())
+            }
+        }
+        let target = |url: &str| parse_target(url).unwrap();
+        let proxied = |vars: &[(&str, &str)], url: &str| {
+            let scheme = url.split_once("://").unwrap().0;
+            uses_proxy(&env(vars), scheme, &target(url))
+        };
+        let p = "http://127.0.0.1:3128";
+        assert!(!proxied(&[], "http://a.example/"));
+        assert!(proxied(&[("http_proxy", p)], "http://a.example/"));
+        assert!(!proxied(&[("http_proxy", p)], "https://a.example/"));
+        // Only the lowercase one for http (curl's own rule); either for https.
+        assert!(!proxied(&[("HTTP_PROXY", p)], "http://a.example/"));
+        assert!(proxied(&[("HTTPS_PROXY", p)], "https://a.example/"));
+        assert!(proxied(&[("https_proxy", p)], "https://a.example/"));
+        assert!(proxied(&[("ALL_PROXY", p)], "http://a.example/"));
+        assert!(proxied(&[("all_proxy", p)], "https://a.example/"));
+        assert!(!proxied(&[("http_proxy", "")], "http://a.example/"));
+        // no_proxy: names and their subdomains, `*`, addresses and networks.
+        let np = |list: &str, url: &str| proxied(&[("all_proxy", p), ("no_proxy", list)], url);
+        assert!(!np("*", "http://a.example/"));
+        assert!(!np("example", "http://a.example/"));
+        assert!(!np(" .Example., other", "http://a.example/"));
+        assert!(!np("a.example", "http://A.Example./"));
+        assert!(np("b.example", "http://a.example/"));
+        assert!(np("ample", "http://a.example/"));
+        assert!(np("x.a.example", "http://a.example/"));
+        assert!(!np("10.0.0.0/8", "http://10.1.2.3/"));
+        assert!(np("10.0.0.0/8", "http://11.1.2.3/"));
+        assert!(!np("10.1.2.3", "http://10.1.2.3/"));
+        assert!(!np("2001:db8::/32", "http://[2001:db8::1]/"));
+        assert!(np("2001:db8::/32", "http://[2001:db9::1]/"));
+        assert!(np("10.0.0.0/99", "http://10.1.2.3/"));
+        assert!(np("", "http://a.example/"));
+        // NO_PROXY is read when no_proxy is unset or empty.
+        let vars = [
+            ("all_proxy", p),
+            ("no_proxy", ""),
+            ("NO_PROXY", "a.example"),
+        ];
+        assert!(!proxied(&vars, "http://a.example/"));
+
+        // Through a proxy: no lookup here, no pin, and this machine refused by its name.
+        let vars = [("http_proxy", p)];
+        let via = env(&vars);
+        let check = |t: &str| super::check_redirect("http://symbols.example/x", t, &via);
+        assert_eq!(
+            check("http://symbols-storage.example/x.sym"),
+            Ok(Next::Go(Route::Proxied))
+        );
+        assert_eq!(check("http://10.0.0.1/x"), Ok(Next::Go(Route::Proxied)));
+        for t in [
+            "http://localhost:8080/x",
+            "http://a.localhost/x",
+            "http://127.1/x",
+            "http://0x7f000001/x",
+            "http://[::1]/x",
+            "http://169.254.169.254/latest",
+            "http://0/x",
+        ] {
+            assert!(check(t).is_err(), "{t}");
+        }
+        // Without one: the name is looked up first.
+        assert_eq!(
+            super::check_redirect("http://symbols.example/x", "http://s.example:81/y", &|_| {
+                None
+            }),
+            Ok(Next::Resolve {
+                host: "s.example".into(),
+                port: 81
+            })
+        );
+    }
+
+    #[test]
+    fn lookups_answer_off_the_calling_thread_and_past_the_cap_fail_at_once() {
+        // The only test that starts lookups: the global count is its own.
+        LOOKUPS.fetch_add(MAX_LOOKUPS, Ordering::SeqCst);
+        let full = Lookup::start("http://a.example/", "a.example".into(), 80).err();
+        LOOKUPS.fetch_sub(MAX_LOOKUPS, Ordering::SeqCst);
+        assert!(full.is_some_and(|e| e.contains("already waiting")));
+        let lookup = Lookup::start("http://localhost/", "localhost".into(), 80).unwrap();
+        let answer = loop {
+            match lookup.poll() {
+                Some(a) => break a,
+                None => std::thread::sleep(crate::remote::curl::WAIT_TICK),
+            }
+        };
+        let addrs = answer.unwrap();
+        assert!(!addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback()));
+        // The thread gives its slot back as it ends.
+        let t = Instant::now();
+        while LOOKUPS.load(Ordering::SeqCst) != 0 && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(crate::remote::curl::WAIT_TICK);
+        }
+        assert_eq!(LOOKUPS.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn this_machines_own_addresses_are_local() {
+        // An address a socket can be bound to is this machine's, loopback or not.
+        let Ok(s) = std::net::UdpSocket::bind("0.0.0.0:0") else {
+            return;
+        };
+        if s.connect("192.0.2.1:9").is_ok()
+            && let Ok(a) = s.local_addr()
+        {
+            assert!(is_local_addr(a.ip()), "{a}");
+        }
+        assert!(!is_local_addr("192.0.2.1".parse().unwrap()));
+    }
+}
