@@ -59,6 +59,37 @@ impl Lib {
         )
     }
 
+    /// The GNU build ID of an ELF module, from its code ID, when it is one: hex, and its
+    /// first 16 bytes give the requested debug ID (which rules out PE and Mach-O code IDs).
+    pub fn elf_build_id(&self, breakpad_id: &DebugId) -> Option<String> {
+        let code_id = self.code_id.as_deref()?.to_ascii_lowercase();
+        if code_id.len() < 8
+            || code_id.len() % 2 != 0
+            || !code_id.bytes().all(|b| b.is_ascii_hexdigit())
+        {
+            return None;
+        }
+        let bytes: Vec<u8> = (0..code_id.len())
+            .step_by(2)
+            .filter_map(|i| u8::from_str_radix(&code_id[i..i + 2], 16).ok())
+            .collect();
+        let id = crate::debugid::elf_from_build_id(&bytes, true);
+        breakpad_id.is(&id).then_some(code_id)
+    }
+
+    /// Its path made relative (for `--simpleperf-binary-cache DIR/<lib path>`), unless it
+    /// could lead out of the folder.
+    pub fn device_path(&self) -> Option<&std::path::Path> {
+        let rel = self.path.as_deref()?.trim_start_matches('/');
+        // Each component a plain name: on Windows `C:` or `NUL` would lead elsewhere.
+        let ok = !rel.is_empty()
+            && rel
+                .split('/')
+                .filter(|c| !c.is_empty())
+                .all(crate::pathname::is_plain);
+        ok.then(|| std::path::Path::new(rel))
+    }
+
     /// Moves the paths that must not be looked at to `refused`.
     fn screened(mut self) -> Lib {
         for p in [&mut self.path, &mut self.debug_path] {
@@ -165,5 +196,25 @@ mod tests {
             Some("/b")
         );
         assert!(list.find("c", &"AB0".into()).is_none());
+    }
+
+    #[test]
+    fn build_ids_only_for_elf_code_ids() {
+        let lib = |code: &str| Lib {
+            code_id: Some(code.to_string()),
+            ..Default::default()
+        };
+        let elf = lib("eae34e02f5655745dd557688f4ec4af564554074");
+        assert_eq!(
+            elf.elf_build_id(&"024EE3EA65F54557DD557688F4EC4AF50".into())
+                .as_deref(),
+            Some("eae34e02f5655745dd557688f4ec4af564554074")
+        );
+        // A PE code ID (timestamp + size) is not a build ID.
+        assert!(
+            lib("6553F1003000")
+                .elf_build_id(&"A0EA581CEB06F24F4C4C44205044422E1".into())
+                .is_none()
+        );
     }
 }

@@ -9,7 +9,6 @@
 
 pub mod cache;
 pub mod curl;
-pub mod glue;
 pub mod redirect;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -163,25 +162,6 @@ fn encode_path(rel: &str) -> String {
     crate::pathname::percent_encode(rel, crate::pathname::PATH_CHARS)
 }
 
-/// The GNU build ID of an ELF module, from the profile's code ID, when it is one: hex,
-/// and its first 16 bytes give the requested debug ID (which rules out PE and Mach-O
-/// code IDs).
-pub fn elf_build_id(lib: Option<&Lib>, breakpad_id: &DebugId) -> Option<String> {
-    let code_id = lib?.code_id.as_deref()?.to_ascii_lowercase();
-    if code_id.len() < 8
-        || code_id.len() % 2 != 0
-        || !code_id.bytes().all(|b| b.is_ascii_hexdigit())
-    {
-        return None;
-    }
-    let bytes: Vec<u8> = (0..code_id.len())
-        .step_by(2)
-        .filter_map(|i| u8::from_str_radix(&code_id[i..i + 2], 16).ok())
-        .collect();
-    let id = crate::debugid::elf_from_build_id(&bytes, true);
-    breakpad_id.is(&id).then_some(code_id)
-}
-
 impl Remote {
     /// Sources from the options, `_NT_SYMBOL_PATH` and `DEBUGINFOD_URLS`; `None` when
     /// there are none.
@@ -286,7 +266,7 @@ impl Remote {
             return Lookup::Absent;
         }
         let id = breakpad_id.upper();
-        let build_id = elf_build_id(lib, breakpad_id);
+        let build_id = lib.and_then(|l| l.elf_build_id(breakpad_id));
         let mut pending = false;
         for i in 0..self.sources.len() {
             let src = &self.sources[i];
@@ -674,27 +654,6 @@ mod tests {
         assert_eq!(
             (shown(FIRST_PAUSE), shown(MAX_PAUSE)),
             ("30 s".into(), "5 min".into())
-        );
-    }
-
-    #[test]
-    fn build_ids_only_for_elf_code_ids() {
-        let lib = |code: &str| Lib {
-            code_id: Some(code.to_string()),
-            ..Default::default()
-        };
-        let elf = lib("eae34e02f5655745dd557688f4ec4af564554074");
-        assert_eq!(
-            elf_build_id(Some(&elf), &"024EE3EA65F54557DD557688F4EC4AF50".into()).as_deref(),
-            Some("eae34e02f5655745dd557688f4ec4af564554074")
-        );
-        // A PE code ID (timestamp + size) is not a build ID.
-        assert!(
-            elf_build_id(
-                Some(&lib("6553F1003000")),
-                &"A0EA581CEB06F24F4C4C44205044422E1".into()
-            )
-            .is_none()
         );
     }
 }

@@ -122,6 +122,14 @@ impl Module {
         }
     }
 
+    /// Read from a local binary that has no debug information of its own or found beside
+    /// it (stripped ELF or Mach-O, a PE without its PDB): its names are `fun_…`, exports
+    /// and PLT entries, without files or lines, so better sources are worth asking.
+    pub fn lacks_debug_info(&self) -> bool {
+        matches!(self, Module::Native(m)
+            if m.dwarf.is_none() && m.debug_map.as_ref().is_none_or(|d| !d.has_objects()))
+    }
+
     /// Bytes of its symbol tables' names and entries this module holds on the heap
     /// (part of [`Self::cost`]): the store bounds their total over all cached modules.
     pub fn names_cost(&self) -> u64 {

@@ -18,7 +18,6 @@ use std::rc::Rc;
 use crate::cli::SymbolOptions;
 use crate::debugid::DebugId;
 use crate::profile::libs::Lib;
-use crate::remote::glue::lacks_debug_info;
 use crate::remote::{Lookup, Remote};
 use crate::resolve::macho::dyld::{self, DyldCache};
 use crate::resolve::sidecar::{self, SidecarModule};
@@ -440,7 +439,7 @@ impl SymbolStore {
             let mut from_profile = false;
             let (module, origin) = match step {
                 Step::Local(c) => match self.try_candidate(&c, id) {
-                    Ok(module) if lacks_debug_info(&module) => {
+                    Ok(module) if module.lacks_debug_info() => {
                         self.log(|| {
                             format!("  {}: no debug info; kept as the fallback", self.shown(&c))
                         });

@@ -327,7 +327,7 @@ impl SymbolStore {
             }
         }
         // 3. samply's --simpleperf-binary-cache: binaries under their on-device path.
-        if let Some(rel) = lib.and_then(|l| crate::remote::glue::device_path(l)) {
+        if let Some(rel) = lib.and_then(Lib::device_path) {
             for dir in &self.opts.simpleperf_binary_caches {
                 files.push(dir.join(rel));
             }
@@ -342,7 +342,7 @@ impl SymbolStore {
         }
         // 4b. Separate debug files by the lib's build ID (its ELF codeId): found without
         // the binary, as on a machine other than the one that recorded the profile.
-        if let Some(hex) = crate::remote::elf_build_id(lib, &DebugId::new(breakpad_id)) {
+        if let Some(hex) = lib.and_then(|l| l.elf_build_id(&DebugId::new(breakpad_id))) {
             files.extend(by_build_id(&hex, &self.opts.symbol_dirs));
         }
         // 5. The binary itself, then its image in the dyld shared caches.
