@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crate::cli::SymbolOptions;
 use crate::debugid::DebugId;
 use crate::profile::libs::Lib;
-use crate::resolve::{LoadError, LoadErrorKind, Module};
+use crate::resolve::{LoadError, LoadErrorKind};
 
 /// Downloads running at once; more wait in a queue.
 const MAX_RUNNING: usize = 8;
@@ -101,13 +101,26 @@ struct Source {
     prunable: bool,
 }
 
-/// What the remote sources have for a module.
+/// What the remote sources have for a module, one candidate at a time: the store opens
+/// and checks a cached file as it does a local one, [`Remote::reject`]s it if it is not
+/// the module, and asks again from [`Candidate::next`].
 pub enum Lookup {
-    /// The module, and the server it came from.
-    Found(Module, String),
+    /// A file downloaded into a source's cache (now or by an earlier run).
+    Cached(Candidate),
     /// A download it needs is running or queued: ask again later.
     Pending,
     Absent,
+}
+
+/// A cached file of a remote source.
+pub struct Candidate {
+    pub path: PathBuf,
+    /// The server it came from (its names were chosen there).
+    pub server: String,
+    /// Where to go on from when this one is rejected.
+    pub next: usize,
+    source: usize,
+    rel: PathBuf,
 }
 
 struct Queued {
@@ -251,15 +264,15 @@ impl Remote {
         self.sources.iter().map(|s| s.cache.as_path())
     }
 
-    /// Looks a module up on the remote sources that fit it, in order. `load` opens and
-    /// verifies a file (the store's own check, as for local files); errors of each source
-    /// tried go to `errors`. A download this needs is started (or queued): `Pending`.
+    /// Looks a module up on the remote sources that fit it, in order, from source `from`
+    /// on: the first cached file, or `Pending` when a download this needs is started (or
+    /// queued). Errors of each source passed over go to `errors`.
     pub fn find(
         &mut self,
         debug_name: &str,
         breakpad_id: &DebugId,
         lib: Option<&Lib>,
-        load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
+        from: usize,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
         if !crate::pathname::is_plain(debug_name) {
@@ -268,7 +281,7 @@ impl Remote {
         let id = breakpad_id.upper();
         let build_id = lib.and_then(|l| l.elf_build_id(breakpad_id));
         let mut pending = false;
-        for i in 0..self.sources.len() {
+        for i in from..self.sources.len() {
             let src = &self.sources[i];
             let rel = match src.kind {
                 Kind::Breakpad => crate::pathname::breakpad_sym_path(debug_name, &id),
@@ -287,8 +300,8 @@ impl Remote {
                 Kind::Debuginfod => join_url(&src.base, &format!("buildid/{rel}")),
                 _ => join_url(&src.base, &encode_path(&rel)),
             };
-            match self.fetch(i, &url, Path::new(&rel), load, errors) {
-                Lookup::Found(m, s) => return Lookup::Found(m, s),
+            match self.fetch(i, &url, Path::new(&rel), errors) {
+                Lookup::Cached(c) => return Lookup::Cached(c),
                 // Later sources are not asked meanwhile: they come after this one.
                 Lookup::Pending => pending = true,
                 Lookup::Absent => continue,
@@ -309,7 +322,6 @@ impl Remote {
         source: usize,
         url: &str,
         rel: &Path,
-        load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
         let root = self.sources[source].cache.clone();
@@ -328,7 +340,7 @@ impl Remote {
                 ));
                 return Lookup::Absent;
             }
-            Ok(Some(_)) => return self.verify(source, rel, load, errors),
+            Ok(Some(_)) => return self.cached(source, rel, errors),
             Ok(None) => {}
             // A symlink or a non-folder planted in the cache: never followed, never asked
             // over (the download could not be stored there either).
@@ -381,13 +393,9 @@ impl Remote {
         Lookup::Pending
     }
 
-    fn verify(
-        &mut self,
-        source: usize,
-        rel: &Path,
-        load: &mut dyn FnMut(&Path) -> Result<Module, LoadError>,
-        errors: &mut Vec<LoadError>,
-    ) -> Lookup {
+    /// The cached file at `rel` of `source`, as a candidate: marked as used (eviction
+    /// goes by age), and passed over when it is a CAB-compressed answer.
+    fn cached(&mut self, source: usize, rel: &Path, errors: &mut Vec<LoadError>) -> Lookup {
         let root = &self.sources[source].cache;
         cache::touch(root, rel);
         let dest = root.join(rel);
@@ -396,37 +404,43 @@ impl Remote {
             std::io::Read::read_exact(&mut f, &mut magic).ok()?;
             Some(&magic == b"MSCF")
         });
-        let result = if cab == Some(true) {
-            Err(LoadError::new(
+        let candidate = Candidate {
+            path: dest.clone(),
+            server: self.sources[source].base.clone(),
+            next: source + 1,
+            source,
+            rel: rel.to_path_buf(),
+        };
+        if cab == Some(true) {
+            let e = LoadError::new(
                 LoadErrorKind::UnsupportedFormat,
                 &dest,
                 "a CAB-compressed file (.pd_); compressed symbol server answers are not supported",
-            ))
-        } else {
-            load(&dest)
-        };
-        match result {
-            Ok(m) => Lookup::Found(m, self.sources[source].base.clone()),
-            Err(e) => {
-                // A complete file that is not what was asked for: never used again, and
-                // not kept in the cache if it is one we wrote (this run, or listed in our
-                // index). Another tool's file (elfutils', gdb's) is left as it is.
-                let ours = self.wrote.contains(&dest)
-                    || (self.sources[source].prunable
-                        && self.index.as_ref().is_some_and(|i| i.lists(root, rel)));
-                if ours {
-                    let _ = std::fs::remove_file(&dest);
-                } else if self.verbose {
-                    crate::elog!(
-                        "  {}: not used; left in place, this program did not write it",
-                        dest.display()
-                    );
-                }
-                self.rejected.insert(dest, e.clone());
-                errors.push(e);
-                Lookup::Absent
-            }
+            );
+            self.reject(&candidate, e.clone());
+            errors.push(e);
+            return Lookup::Absent;
         }
+        Lookup::Cached(candidate)
+    }
+
+    /// A cached file that is not what was asked for (the store's check failed): never used
+    /// again, and not kept in the cache if it is one we wrote (this run, or listed in our
+    /// index). Another tool's file (elfutils', gdb's) is left as it is.
+    pub fn reject(&mut self, c: &Candidate, e: LoadError) {
+        let root = &self.sources[c.source].cache;
+        let ours = self.wrote.contains(&c.path)
+            || (self.sources[c.source].prunable
+                && self.index.as_ref().is_some_and(|i| i.lists(root, &c.rel)));
+        if ours {
+            let _ = std::fs::remove_file(&c.path);
+        } else if self.verbose {
+            crate::elog!(
+                "  {}: not used; left in place, this program did not write it",
+                c.path.display()
+            );
+        }
+        self.rejected.insert(c.path.clone(), e);
     }
 
     /// Starts a download; `None` when it could not start (recorded, so asking again

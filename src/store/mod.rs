@@ -470,14 +470,16 @@ impl SymbolStore {
                     None => continue,
                 },
                 Step::Remote => match self.ask_remote(debug_name, id, lib, &mut errors) {
-                    Lookup::Found(module, server) => (module, Some(server)),
+                    RemoteFound::Module(module, server) => (module, Some(server)),
                     // Asked again when the download is done; the fallback waits until then.
-                    Lookup::Pending if fallback.is_some() => return ModuleState::Pending(errors),
-                    Lookup::Pending => {
+                    RemoteFound::Pending if fallback.is_some() => {
+                        return ModuleState::Pending(errors);
+                    }
+                    RemoteFound::Pending => {
                         pending = true;
                         continue;
                     }
-                    Lookup::Absent => continue,
+                    RemoteFound::Absent => continue,
                 },
                 Step::Fallback => match fallback.take() {
                     Some((module, beside)) => {
@@ -535,26 +537,36 @@ impl SymbolStore {
         self.remote.as_mut()
     }
 
-    /// Step 7 of the search order, through the same file check as local candidates.
+    /// Step 7 of the search order: the remote sources' cached files, each opened and
+    /// checked as a local candidate is; the module and the server it came from.
     fn ask_remote(
         &mut self,
         debug_name: &str,
         breakpad_id: &DebugId,
         lib: Option<&Lib>,
         errors: &mut Vec<LoadError>,
-    ) -> Lookup {
-        let Some(mut remote) = self.remote.take() else {
-            return Lookup::Absent;
-        };
-        let found = remote.find(
-            debug_name,
-            breakpad_id,
-            lib,
-            &mut |p| self.try_file(p, breakpad_id),
-            errors,
-        );
-        self.remote = Some(remote);
-        found
+    ) -> RemoteFound {
+        let mut from = 0;
+        loop {
+            let Some(remote) = self.remote.as_mut() else {
+                return RemoteFound::Absent;
+            };
+            let candidate = match remote.find(debug_name, breakpad_id, lib, from, errors) {
+                Lookup::Cached(c) => c,
+                Lookup::Pending => return RemoteFound::Pending,
+                Lookup::Absent => return RemoteFound::Absent,
+            };
+            match self.try_file(&candidate.path, breakpad_id) {
+                Ok(module) => return RemoteFound::Module(module, candidate.server),
+                Err(e) => {
+                    errors.push(e.clone());
+                    from = candidate.next;
+                    if let Some(remote) = self.remote.as_mut() {
+                        remote.reject(&candidate, e);
+                    }
+                }
+            }
+        }
     }
 
     fn insert(&mut self, debug_name: &str, breakpad_id: &DebugId, module: Rc<LoadedModule>) {
@@ -590,6 +602,13 @@ impl SymbolStore {
             last_used: self.clock,
         });
     }
+}
+
+/// What step 7 found.
+enum RemoteFound {
+    Module(Module, String),
+    Pending,
+    Absent,
 }
 
 /// Where a module stands: what the store answers. The store never waits: a module whose
