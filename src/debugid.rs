@@ -56,13 +56,9 @@ impl DebugId {
         }
     }
 
-    /// The ID as it was given.
-    pub fn as_given(&self) -> &str {
-        &self.given
-    }
-
-    /// Upper-case, as symbol server paths and caches spell it.
-    pub fn upper(&self) -> String {
+    /// The ID as a path component: `<debugName>/<ID>/…` in symbol stores, symbol servers
+    /// and caches, upper-case. The one place a path is given an ID.
+    pub fn path_component(&self) -> String {
         self.given.to_ascii_uppercase()
     }
 
@@ -211,8 +207,8 @@ mod tests {
         let long = "ab".repeat(40);
         map.insert(DebugId::new(&long), 2);
         assert_eq!(map.get(&DebugId::new(&long.to_uppercase())), Some(&2));
-        assert_eq!(lower.to_string(), upper.as_given());
-        assert_eq!(lower.as_given(), "0f4a9b8d2c1e4e3d5f60718293a4b5c60");
+        assert_eq!(lower.to_string(), upper.path_component());
+        assert_eq!(lower.path_component(), "0F4A9B8D2C1E4E3D5F60718293A4B5C60");
         assert!(lower.is("0F4A9B8D2C1E4E3D5F60718293A4B5C60"));
         assert_ne!(lower, DebugId::new("0F4A9B8D2C1E4E3D5F60718293A4B5C61"));
         assert!(lower.is_valid());

@@ -186,7 +186,9 @@ impl Api {
                     .clone()
                     .or_else(|| req.code_id.as_ref().map(|c| format!("{c}0")));
                 let cached = match id {
-                    Some(id) => self.store.dyld_code(debug_name, &id, lib.as_ref()),
+                    Some(id) => self
+                        .store
+                        .dyld_code(debug_name, &DebugId::new(&id), lib.as_ref()),
                     None => Err(Vec::new()),
                 };
                 match cached {

@@ -206,7 +206,7 @@ fn write_job(
     let mut found: BTreeMap<String, bool> = BTreeMap::new();
     let mut errors: BTreeMap<String, Value> = BTreeMap::new();
     let mut modules: Vec<Entry> = Vec::with_capacity(job.memory_map.len());
-    for (name, id) in &job.memory_map {
+    for ((name, id), key) in job.memory_map.iter().zip(&job.keys) {
         let answer = answers.get(&(name.as_str(), id));
         let (module, is_found, problems) = match answer {
             Some(ModuleAnswer::Found { texts, warnings }) => {
@@ -221,7 +221,7 @@ fn write_job(
             texts: module,
             prefix,
             // The key repeats the request's ID as it was written.
-            key: format!("{name}/{}", id.as_given()),
+            key: key.clone(),
             is_found,
             problems,
             noted: false,
@@ -307,6 +307,9 @@ pub(super) fn modules(jobs: &[Job]) -> Vec<(&str, &DebugId)> {
 pub struct Job {
     /// (debug name, debug ID)
     pub memory_map: Vec<(String, DebugId)>,
+    /// Each module's key in `found_modules` and `module_errors`: `debugName/breakpadId`
+    /// with the ID as the request wrote it (clients look their modules up by it).
+    pub keys: Vec<String>,
     /// (index into `memory_map`, or `None` for index -1; module offset)
     pub stacks: Vec<Vec<(Option<usize>, u64)>>,
 }
@@ -322,8 +325,9 @@ pub fn parse_symbolicate_body(body: &[u8]) -> Option<Vec<Job>> {
     };
     raw.into_iter()
         .map(|job| {
-            let memory_map: Vec<(String, DebugId)> = job
-                .memory_map?
+            let raw_map = job.memory_map?;
+            let keys = raw_map.iter().map(|(n, id)| format!("{n}/{id}")).collect();
+            let memory_map: Vec<(String, DebugId)> = raw_map
                 .into_iter()
                 .map(|(name, id)| (name, DebugId::new(&id)))
                 .collect();
@@ -339,7 +343,11 @@ pub fn parse_symbolicate_body(body: &[u8]) -> Option<Vec<Job>> {
                         .collect::<Option<Vec<_>>>()
                 })
                 .collect::<Option<Vec<_>>>()?;
-            Some(Job { memory_map, stacks })
+            Some(Job {
+                memory_map,
+                keys,
+                stacks,
+            })
         })
         .collect()
 }
@@ -421,6 +429,7 @@ fn parse_job(v: &Value, at: &str) -> Result<Job, ApiError> {
         .as_array()
         .ok_or_else(|| bad(format!("{at}.memoryMap: must be an array")))?;
     let mut memory_map = Vec::with_capacity(map.len());
+    let mut keys = Vec::with_capacity(map.len());
     for (i, m) in map.iter().enumerate() {
         let pair = m.as_array().filter(|a| a.len() == 2);
         let (name, id) = match pair.map(|a| (a[0].as_str(), a[1].as_str())) {
@@ -432,6 +441,7 @@ fn parse_job(v: &Value, at: &str) -> Result<Job, ApiError> {
             }
         };
         memory_map.push((name.to_string(), DebugId::new(id)));
+        keys.push(format!("{name}/{id}"));
     }
     let stacks_v = obj
         .get("stacks")
@@ -472,7 +482,11 @@ fn parse_job(v: &Value, at: &str) -> Result<Job, ApiError> {
         }
         stacks.push(out);
     }
-    Ok(Job { memory_map, stacks })
+    Ok(Job {
+        memory_map,
+        keys,
+        stacks,
+    })
 }
 
 #[cfg(test)]

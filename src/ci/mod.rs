@@ -281,7 +281,7 @@ pub fn symbolicate(
             .filter(|(_, w)| w.results.iter().any(Option::is_some))
             .map(|((name, _), w)| ModuleSymbols {
                 debug_name: name,
-                debug_id: w.lib.breakpad_id.as_given(),
+                debug_id: w.lib.breakpad_id.to_string(),
                 code_id: w.lib.code_id.as_deref(),
                 addresses: w
                     .offsets

@@ -278,13 +278,13 @@ impl Remote {
         if !crate::pathname::is_plain(debug_name) {
             return Lookup::Absent;
         }
-        let id = breakpad_id.upper();
+        let id = breakpad_id.path_component();
         let build_id = lib.and_then(|l| l.elf_build_id(breakpad_id));
         let mut pending = false;
         for i in from..self.sources.len() {
             let src = &self.sources[i];
             let rel = match src.kind {
-                Kind::Breakpad => crate::pathname::breakpad_sym_path(debug_name, &id),
+                Kind::Breakpad => crate::pathname::breakpad_sym_path(debug_name, breakpad_id),
                 // Symbol servers hold PDBs under their name (binaries by code ID, for
                 // code, are not fetched yet).
                 Kind::Windows if debug_name.to_ascii_lowercase().ends_with(".pdb") => {

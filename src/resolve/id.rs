@@ -9,8 +9,8 @@ use super::{LoadError, LoadErrorKind};
 use crate::debugid::DebugId;
 
 /// The error every format gives for a file with another debug ID.
-pub fn check_id(path: &Path, found: &str, want: &DebugId) -> Result<(), LoadError> {
-    if want.is(found) {
+pub fn check_id(path: &Path, found: &DebugId, want: &DebugId) -> Result<(), LoadError> {
+    if want == found {
         Ok(())
     } else {
         // The commonest failure (a rebuild since the profile was recorded): the cause first.
@@ -19,10 +19,10 @@ pub fn check_id(path: &Path, found: &str, want: &DebugId) -> Result<(), LoadErro
             format!(
                 "the file at {} has debug ID {found}, the profile wants {} (rebuilt since the profile was recorded?)",
                 path.display(),
-                want.as_given()
+                want
             ),
         );
-        e.found_id = Some(DebugId::new(found));
+        e.found_id = Some(found.clone());
         Err(e)
     }
 }

@@ -306,7 +306,7 @@ pub enum Companion<'a> {
     Pdb {
         name: &'a str,
         recorded: &'a str,
-        id: &'a str,
+        id: &'a crate::debugid::DebugId,
     },
 }
 

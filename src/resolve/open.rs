@@ -201,17 +201,17 @@ pub fn open_code(
         ),
         _ => {
             let id = macho::debug_id(&file).unwrap_or_default();
-            let code = id.get(..32).map(str::to_string);
+            let code = id.path_component().get(..32).map(str::to_string);
             (id, code)
         }
     };
     // Debug IDs by value; code IDs (hex of any length) as text in either case.
-    let same_debug = debug_id.is_some_and(|w| DebugId::new(w).is(&found_debug));
+    let same_debug = debug_id.is_some_and(|w| DebugId::new(w) == found_debug);
     let same_code =
         matches!((found_code.as_deref(), code_id), (Some(f), Some(w)) if f.eq_ignore_ascii_case(w));
     if !same_debug && !same_code {
         return Err(CodeError::OtherBuild {
-            found: found_debug,
+            found: found_debug.to_string(),
             wanted: debug_id.or(code_id).unwrap_or("?").to_string(),
         });
     }

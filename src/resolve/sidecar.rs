@@ -450,7 +450,7 @@ impl SidecarModule {
 /// What one module contributes to a sidecar.
 pub struct ModuleSymbols<'a> {
     pub debug_name: &'a str,
-    pub debug_id: &'a str,
+    pub debug_id: String,
     pub code_id: Option<&'a str>,
     /// (module offset, what it resolved to), offsets ascending.
     pub addresses: Vec<(u64, &'a Symbolized)>,
@@ -477,7 +477,7 @@ pub fn write(modules: &[ModuleSymbols<'_>], out: impl Write) -> std::io::Result<
         head.extend_from_slice(b"{\"debug_name\":");
         string(&mut head, m.debug_name);
         head.extend_from_slice(b",\"debug_id\":");
-        string(&mut head, m.debug_id);
+        string(&mut head, &m.debug_id);
         head.extend_from_slice(b",\"code_id\":");
         match m.code_id {
             Some(c) => string(&mut head, c),
@@ -591,7 +591,7 @@ mod tests {
         write(
             &[ModuleSymbols {
                 debug_name: "m",
-                debug_id: "ab0",
+                debug_id: "ab0".to_string(),
                 code_id: None,
                 addresses: vec![(0x104, &s), (0x200, &bare)],
             }],

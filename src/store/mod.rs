@@ -328,19 +328,18 @@ impl SymbolStore {
     pub fn dyld_code(
         &mut self,
         debug_name: &str,
-        breakpad_id: &str,
+        id: &DebugId,
         lib: Option<&Lib>,
     ) -> Result<codefile::CodeFile, Vec<String>> {
-        let id = DebugId::new(breakpad_id);
         let mut why = Vec::new();
-        for c in self.candidates(debug_name, breakpad_id, lib) {
+        for c in self.candidates(debug_name, id, lib) {
             let Candidate::DyldImage { cache, paths, name } = c else {
                 continue;
             };
             let found = self.dyld_cache(cache).and_then(|cache| {
                 let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
                 let find = || {
-                    let index = Self::dyld_image(&cache, &paths, &name, &id)?;
+                    let index = Self::dyld_image(&cache, &paths, &name, id)?;
                     let shown = PathBuf::from(format!(
                         "{}:{}",
                         cache.path.display(),
@@ -381,8 +380,6 @@ impl SymbolStore {
     /// from disk), pending on downloads this starts, or missing with one error per
     /// candidate tried. Never waits.
     pub fn module(&mut self, debug_name: &str, id: &DebugId, lib: Option<&Lib>) -> ModuleState {
-        // Files and messages are given the ID as the request wrote it.
-        let breakpad_id = id.as_given();
         self.clock += 1;
         let clock = self.clock;
         if let Some(e) = self
@@ -406,10 +403,10 @@ impl SymbolStore {
         if !id.is_valid() {
             return ModuleState::Missing(vec![LoadError::msg(
                 LoadErrorKind::InvalidDebugId,
-                format!("'{breakpad_id}' is not a debug ID (33 hex digits expected)"),
+                format!("'{id}' is not a debug ID (33 hex digits expected)"),
             )]);
         }
-        let steps = self.search_order(debug_name, breakpad_id, lib);
+        let steps = self.search_order(debug_name, id, lib);
         let mut errors = Vec::new();
         let mut poison = None;
         if !is_plain(debug_name) {
@@ -426,7 +423,7 @@ impl SymbolStore {
         self.log(|| {
             let n = steps.iter().filter(|s| matches!(s, Step::Local(_))).count() as u64;
             format!(
-                "{debug_name}/{breakpad_id}: {}",
+                "{debug_name}/{id}: {}",
                 crate::log::count(n, "candidate", "candidates")
             )
         });

@@ -229,7 +229,7 @@ pub(super) fn companions(
             if crate::pathname::refused_from_outside(recorded).is_none() {
                 out.push(PathBuf::from(recorded));
             }
-            let id = id.to_ascii_uppercase();
+            let id = id.path_component();
             out.extend(symstores.iter().map(|s| s.join(name).join(&id).join(name)));
         }
     }
@@ -277,11 +277,11 @@ impl SymbolStore {
     pub(super) fn search_order(
         &self,
         debug_name: &str,
-        breakpad_id: &str,
+        id: &DebugId,
         lib: Option<&Lib>,
     ) -> Vec<Step> {
         let mut steps: Vec<Step> = self
-            .candidates(debug_name, breakpad_id, lib)
+            .candidates(debug_name, id, lib)
             .into_iter()
             .map(Step::Local)
             .collect();
@@ -293,7 +293,7 @@ impl SymbolStore {
     pub(super) fn candidates(
         &self,
         debug_name: &str,
-        breakpad_id: &str,
+        breakpad_id: &DebugId,
         lib: Option<&Lib>,
     ) -> Vec<Candidate> {
         let mut files: Vec<PathBuf> = Vec::new();
@@ -312,7 +312,7 @@ impl SymbolStore {
         let mut out: Vec<Candidate> = files.drain(..).map(Candidate::File).collect();
         // 2. Breakpad stores, zips, then symstores.
         if plain {
-            let id = breakpad_id.to_ascii_uppercase();
+            let id = breakpad_id.path_component();
             let rel = crate::pathname::breakpad_sym_path(debug_name, breakpad_id);
             for dir in &self.opts.breakpad_symbol_dirs {
                 out.push(Candidate::File(dir.join(&rel)));
@@ -342,7 +342,7 @@ impl SymbolStore {
         }
         // 4b. Separate debug files by the lib's build ID (its ELF codeId): found without
         // the binary, as on a machine other than the one that recorded the profile.
-        if let Some(hex) = lib.and_then(|l| l.elf_build_id(&DebugId::new(breakpad_id))) {
+        if let Some(hex) = lib.and_then(|l| l.elf_build_id(breakpad_id)) {
             files.extend(by_build_id(&hex, &self.opts.symbol_dirs));
         }
         // 5. The binary itself, then its image in the dyld shared caches.

@@ -46,7 +46,7 @@ struct Func {
 pub struct SymFile {
     /// The mapping of the file, or the bytes of a zip entry.
     data: Rc<FileBytes>,
-    pub debug_id: String,
+    pub debug_id: crate::debugid::DebugId,
     pub code_id: Option<String>,
     /// Byte offset of each `FILE n` / `INLINE_ORIGIN n` line as (n, offset), sorted by n:
     /// memory follows the records, however sparse their numbers.
@@ -167,7 +167,7 @@ impl SymFile {
         let bad = |msg: String| LoadError::new(LoadErrorKind::ParseError, origin, msg);
         let mut sym = SymFile {
             data: data.clone(),
-            debug_id: String::new(),
+            debug_id: Default::default(),
             code_id: None,
             files: Vec::new(),
             origins: Vec::new(),
@@ -197,7 +197,7 @@ impl SymFile {
                 let mut f = line.trim_end_matches(['\n', '\r']).split(' ');
                 match (f.next(), f.next(), f.next(), f.next()) {
                     (Some("MODULE"), Some(_os), Some(_arch), Some(id)) => {
-                        sym.debug_id = id.to_string()
+                        sym.debug_id = crate::debugid::DebugId::new(id)
                     }
                     _ => return Err(bad("not a Breakpad .sym file (no MODULE line)".into())),
                 }
@@ -350,7 +350,7 @@ STACK CFI INIT 1000 40 .cfa: $rsp 8 +\n";
     #[test]
     fn funcs_inlines_publics() {
         let s = sym();
-        assert_eq!(s.debug_id, "0123456789ABCDEF0123456789ABCDEF0");
+        assert_eq!(s.debug_id.to_string(), "0123456789ABCDEF0123456789ABCDEF0");
         assert_eq!(s.code_id.as_deref(), Some("89ABCDEF"));
         let r = crate::resolve::Module::Breakpad(s).lookup_sorted(&[
             0x1004, 0x1015, 0x103f, 0x1040, 0x1100, 0x11ff, 0x1205, 0x1210,
@@ -448,7 +448,7 @@ STACK CFI INIT 1000 20 .cfa: $rsp 8 +\r\n\
 1018 8 99 0\r\n\
 PUBLIC 2000 0 p";
         let s = SymFile::from_bytes(text.as_bytes().to_vec(), Path::new("t.sym")).unwrap();
-        assert_eq!(s.debug_id, "0123456789ABCDEF0123456789ABCDEF0");
+        assert_eq!(s.debug_id.to_string(), "0123456789ABCDEF0123456789ABCDEF0");
         let r = crate::resolve::Module::Breakpad(s).lookup_sorted(&[0x1009, 0x1018, 0x2004]);
         let a = r[0].as_ref().unwrap();
         assert_eq!(

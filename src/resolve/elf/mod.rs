@@ -16,14 +16,14 @@ use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data};
 use super::symnames::{Names, Sym, name_place};
 use super::{Companion, LoadContext, LoadError, LoadErrorKind};
-use crate::debugid;
+use crate::debugid::{self, DebugId};
 
 /// The debug ID and code ID of a parsed ELF file.
-pub fn identify(file: &object::File<'_>) -> (String, Option<String>) {
+pub fn identify(file: &object::File<'_>) -> (DebugId, Option<String>) {
     let le = file.is_little_endian();
     match file.build_id() {
         Ok(Some(build_id)) if !build_id.is_empty() => (
-            debugid::elf_from_build_id(build_id, le),
+            DebugId::new(&debugid::elf_from_build_id(build_id, le)),
             Some(debugid::hex_lower(build_id)),
         ),
         _ => {
@@ -31,7 +31,7 @@ pub fn identify(file: &object::File<'_>) -> (String, Option<String>) {
                 .section_by_name(".text")
                 .and_then(|s| s.data().ok())
                 .unwrap_or(&[]);
-            (debugid::elf_from_text(text, le), None)
+            (DebugId::new(&debugid::elf_from_text(text, le)), None)
         }
     }
 }

@@ -187,7 +187,7 @@ impl DyldCache {
     }
 
     /// The debug ID of image `index` (its `LC_UUID` + `0`).
-    pub fn image_id(&self, index: usize) -> Result<String, DyldError> {
+    pub fn image_id(&self, index: usize) -> Result<DebugId, DyldError> {
         let cache = self.parse()?;
         let file = parse_image(&cache, index)?;
         super::debug_id(&file).ok_or(DyldError::NoUuid)
@@ -415,7 +415,7 @@ pub fn check_id(cache: &DyldCache, index: usize, want: &DebugId) -> Result<(), L
     let found = cache
         .image_id(index)
         .map_err(|e| LoadError::new(LoadErrorKind::ParseError, &cache.path, e))?;
-    if want.is(&found) {
+    if *want == found {
         return Ok(());
     }
     Err(LoadError::msg(
@@ -424,8 +424,8 @@ pub fn check_id(cache: &DyldCache, index: usize, want: &DebugId) -> Result<(), L
             "the dyld shared cache {} has {} with UUID {}, the profile wants {} (macOS updated since the profile was recorded?)",
             cache.path.display(),
             cache.image_path(index),
-            uuid_of(&found),
-            uuid_of(want.as_given()),
+            uuid_of(&found.path_component()),
+            uuid_of(&want.path_component()),
         ),
     ))
 }

@@ -18,9 +18,12 @@ use super::symnames::{Names, Sym, name_place};
 use super::{LoadContext, LoadError, LoadErrorKind};
 
 /// The debug ID of a thin Mach-O: its `LC_UUID` as is, age 0.
-pub fn debug_id(file: &object::File<'_>) -> Option<String> {
+pub fn debug_id(file: &object::File<'_>) -> Option<crate::debugid::DebugId> {
     let uuid = file.mach_uuid().ok().flatten()?;
-    Some(format!("{}0", crate::debugid::hex_upper(&uuid)))
+    Some(crate::debugid::DebugId::new(&format!(
+        "{}0",
+        crate::debugid::hex_upper(&uuid)
+    )))
 }
 
 /// The member of `data` (thin or fat) whose debug ID is `want`.
@@ -46,13 +49,11 @@ pub fn select<'d>(
             )
         })?;
         let id = debug_id(&file);
-        if let Some(id) = &id
-            && want.is(id)
-        {
+        if id.as_ref() == Some(want) {
             return Ok(member);
         }
         found_id = id.clone();
-        let id = id.unwrap_or_else(|| "(no LC_UUID)".to_string());
+        let id = id.map_or_else(|| "(no LC_UUID)".to_string(), |i| i.to_string());
         seen.push(format!("{arch} {id}"));
     }
     let kind = if members.len() > 1 {
@@ -66,12 +67,12 @@ pub fn select<'d>(
             "the file at {} has {}, the profile wants {} (rebuilt since the profile was recorded?)",
             path.display(),
             seen.join(", "),
-            want.as_given()
+            want
         ),
     );
     // One ID only: which of several members was meant is not known.
     if members.len() == 1 {
-        e.found_id = found_id.map(crate::debugid::DebugId::from);
+        e.found_id = found_id;
     }
     Err(e)
 }

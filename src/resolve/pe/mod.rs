@@ -14,9 +14,13 @@ use crate::debugid;
 use crate::debugid::DebugId;
 
 /// The PE's debug ID from its CodeView record, and the PDB path it names.
-pub fn identify(file: &object::File<'_>) -> Option<(String, String)> {
+pub fn identify(file: &object::File<'_>) -> Option<(DebugId, String)> {
     let cv = file.pdb_info().ok().flatten()?;
-    let id = format!("{}{:X}", debugid::guid_string(cv.guid(), true), cv.age());
+    let id = DebugId::new(&format!(
+        "{}{:X}",
+        debugid::guid_string(cv.guid(), true),
+        cv.age()
+    ));
     Some((id, String::from_utf8_lossy(cv.path()).into_owned()))
 }
 
@@ -47,7 +51,7 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
             Companion::Pdb {
                 name: &pdb_name,
                 recorded: &pdb_path,
-                id: want.as_given(),
+                id: want,
             },
         )
     };

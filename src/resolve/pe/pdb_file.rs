@@ -233,7 +233,7 @@ const RELEASE_EVERY: usize = 1024;
 /// The debug ID from a PDB: GUID of the info stream, age of the DBI stream.
 fn pdb_id<S: pdb::Source<'static> + 'static>(
     pdb: &mut pdb::PDB<'static, S>,
-) -> pdb::Result<String> {
+) -> pdb::Result<crate::debugid::DebugId> {
     let info = pdb.pdb_information()?;
     let age = pdb
         .debug_information()
@@ -241,7 +241,7 @@ fn pdb_id<S: pdb::Source<'static> + 'static>(
         .and_then(|d| d.age())
         .unwrap_or(info.age);
     let guid = debugid::hex_upper(info.guid.as_bytes());
-    Ok(format!("{guid}{age:X}"))
+    Ok(crate::debugid::DebugId::new(&format!("{guid}{age:X}")))
 }
 
 fn pdb_error(path: &Path, e: pdb::Error) -> LoadError {
