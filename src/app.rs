@@ -59,44 +59,6 @@ fn steady_allocator() {
     }
 }
 
-/// Bytes of heap faulted in ahead of the first request (under the mapping bound above,
-/// so that they are the heap's own: the request's allocations are carved from them).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-const WARM_HEAP: usize = 30 << 20;
-
-/// Has a helper thread fault in the heap's next `WARM_HEAP` bytes on the idle core while
-/// the first request is read and answered: a page fault costs 2-4 µs on a virtual
-/// machine, and a cold 10 000-address PDB request faults in about 25 MB of fresh heap
-/// (83.5 -> 58.9 ms with them faulted in ahead, medians of 11; sqlite's PDB 27 -> 23 ms). The
-/// pages are used by the requests that follow: peak memory after a 100 000-address request
-/// is unchanged. Without `MADV_POPULATE_WRITE` (Linux before 5.14) nothing happens.
-fn warm_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: the block is freed at once; it becomes the top of the heap, which stays
-    // mapped (the trim bound is above it). MADV_POPULATE_WRITE only faults its pages in,
-    // as writing to them would, and never changes their contents, so it is sound even
-    // while the main thread allocates from that memory and writes to it.
-    unsafe {
-        let block = libc::malloc(WARM_HEAP);
-        if block.is_null() {
-            return;
-        }
-        libc::free(block);
-        let page = 4096;
-        let start = (block as usize).next_multiple_of(page);
-        let len = WARM_HEAP - 2 * page;
-        let _ = std::thread::Builder::new()
-            .name("warm-heap".into())
-            .spawn(move || {
-                libc::madvise(start as *mut libc::c_void, len, MADV_POPULATE_WRITE);
-            });
-    }
-}
-
-/// Linux 5.14's `madvise` advice (not in every libc crate version's constants).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-const MADV_POPULATE_WRITE: libc::c_int = 23;
-
 pub fn run(inv: Invocation) -> u8 {
     let Invocation { command, symbols } = inv;
     crate::signals::install();
@@ -117,7 +79,6 @@ pub fn run(inv: Invocation) -> u8 {
             EXIT_OK
         }
         Command::Load { profile, server } => {
-            warm_heap();
             let profile = match profile.as_deref().map(open_profile).transpose() {
                 Ok(p) => p,
                 Err(code) => return code,

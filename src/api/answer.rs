@@ -174,24 +174,6 @@ impl From<Vec<u8>> for Answer {
     }
 }
 
-/// How many pieces ahead of the one being copied to fetch.
-const PREFETCH_AHEAD: usize = 8;
-
-/// Starts loading the first bytes of `bytes` into the cache.
-#[cfg(target_arch = "x86_64")]
-fn prefetch(bytes: &[u8]) {
-    use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-    // SAFETY: a prefetch is a hint that never faults, and the pointer is into a live slice.
-    unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().cast()) };
-    if bytes.len() > 64 {
-        // SAFETY: as above; the second cache line of the slice.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes[64..].as_ptr().cast()) };
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn prefetch(_: &[u8]) {}
-
 /// Reads an [`Answer`] in order: text up to the next piece's position, the piece, ...
 pub struct AnswerReader {
     answer: Arc<Answer>,
@@ -225,13 +207,6 @@ impl Read for AnswerReader {
                 }
                 break;
             };
-            if self.at >= until && self.in_piece == 0 {
-                // Pieces lie wherever they were first encoded, a cache miss each when
-                // read in the request's order: ask for a later one while this one is copied.
-                if let Some(ahead) = a.pieces.get(self.next_piece + PREFETCH_AHEAD) {
-                    prefetch(ahead.bytes(&a.shared));
-                }
-            }
             let k = from.len().min(buf.len() - n);
             buf[n..n + k].copy_from_slice(&from[..k]);
             n += k;
