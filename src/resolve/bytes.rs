@@ -12,11 +12,9 @@ pub struct FileBytes {
 }
 
 enum Inner {
-    #[cfg(unix)]
-    Mapped {
-        ptr: *const u8,
-        len: usize,
-    },
+    /// On every platform (`mmap`, `CreateFileMapping`): a 1 GB `xul.pdb` or libxul costs
+    /// address space, not memory.
+    Mapped(memmap2::Mmap),
     Owned(Vec<u8>),
 }
 
@@ -32,38 +30,20 @@ impl FileBytes {
         }
     }
 
-    /// Maps `path` (reads it on platforms without mmap, or when mapping fails).
+    /// Maps `path` (reads it when mapping fails, or for an empty file).
     pub fn open(path: &Path) -> std::io::Result<FileBytes> {
         let file = crate::fs::open_regular(path)?;
-        let len = file.metadata()?.len();
-        #[cfg(unix)]
-        if len > 0
-            && let Ok(len) = usize::try_from(len)
-        {
-            use std::os::fd::AsRawFd;
-            // SAFETY: a private read-only mapping of a file we opened; the fd may be closed
-            // afterwards. (If another process truncates the file meanwhile, reading the lost
-            // pages faults: the same risk every mmap-based symbolizer takes.)
-            let ptr = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ,
-                    libc::MAP_PRIVATE,
-                    file.as_raw_fd(),
-                    0,
-                )
-            };
-            if ptr != libc::MAP_FAILED && !ptr.is_null() {
+        if file.metadata()?.len() > 0 {
+            // SAFETY: a private read-only mapping of a regular file we opened. If another
+            // process truncates the file meanwhile, reading the lost pages faults: the same
+            // risk every mmap-based symbolizer takes (on Windows the mapping keeps the file
+            // from being truncated).
+            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
                 return Ok(FileBytes {
-                    inner: Inner::Mapped {
-                        ptr: ptr as *const u8,
-                        len,
-                    },
+                    inner: Inner::Mapped(map),
                 });
             }
         }
-        let _ = len;
         Ok(FileBytes {
             inner: Inner::Owned(crate::fs::read_regular(path, MAX_OWNED_FILE)?),
         })
@@ -75,36 +55,36 @@ impl FileBytes {
     /// of a mapping (whose pages are the page cache's).
     pub fn owned_len(&self) -> usize {
         match &self.inner {
-            #[cfg(unix)]
-            Inner::Mapped { .. } => 0,
+            Inner::Mapped(_) => 0,
             Inner::Owned(v) => v.len(),
         }
     }
 
     /// Gives back to the kernel the whole pages of `part` (a range of this file) when
     /// mapped: a module read once per request keeps only what it reads again in memory.
-    /// The pages stay mapped; reading them again faults the file's bytes back in.
+    /// The pages stay mapped; reading them again faults the file's bytes back in. (Unix:
+    /// Windows trims a mapping's pages from the working set by itself.)
     pub fn release(&self, part: &[u8]) {
         #[cfg(unix)]
-        if let Inner::Mapped { ptr, len } = self.inner {
-            let base = ptr as usize;
+        if let Inner::Mapped(map) = &self.inner {
+            let base = map.as_ptr() as usize;
             let (at, end) = (part.as_ptr() as usize, part.as_ptr() as usize + part.len());
-            if at < base || end > base + len {
+            if at < base || end > base + map.len() {
                 return;
             }
-            let page = 4096usize.max(unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize);
+            let page = page_size();
             let start = at.div_ceil(page) * page;
             let stop = end / page * page;
             if stop > start {
                 // SAFETY: whole pages inside our private, read-only file mapping: dropping
                 // them loses nothing (they were never written), later reads refault them.
-                unsafe {
-                    libc::madvise(
-                        start as *mut libc::c_void,
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        start - base,
                         stop - start,
-                        libc::MADV_DONTNEED,
-                    );
-                }
+                    )
+                };
             }
         }
         #[cfg(not(unix))]
@@ -112,26 +92,19 @@ impl FileBytes {
     }
 }
 
+/// The system's page size (4 KiB, or 16 KiB on Apple silicon).
+#[cfg(unix)]
+fn page_size() -> usize {
+    // SAFETY: sysconf only reads a system constant.
+    4096usize.max(unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize)
+}
+
 impl Deref for FileBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match &self.inner {
-            // SAFETY: the mapping lives as long as self and is never written.
-            #[cfg(unix)]
-            Inner::Mapped { ptr, len } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+            Inner::Mapped(map) => map,
             Inner::Owned(v) => v,
-        }
-    }
-}
-
-impl Drop for FileBytes {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Inner::Mapped { ptr, len } = self.inner {
-            // SAFETY: unmapping what open() mapped, once.
-            unsafe {
-                libc::munmap(ptr as *mut libc::c_void, len);
-            }
         }
     }
 }
