@@ -222,11 +222,17 @@ async function times() {
   rl.close();
   const open = Date.now();
   await page.goto(url);
-  await page.waitForFunction(
-    () => window.__times && window.__times.firstNamed !== null && window.__times.done !== null,
-    { polling: 50 },
-  );
-  const t = await page.evaluate(() => window.__times);
+  // Names come with the end of symbolication at the latest: once it is done, a frame not
+  // named yet never will be (firstNamed stays null), so there is nothing more to wait for.
+  await page.waitForFunction(() => window.__times && window.__times.done !== null, { polling: 50 });
+  const t = await page.evaluate(`(() => {
+    const t = window.__times;
+    if (t.firstNamed === null) {
+      const name = ${FIRST_NAMED};
+      if (name !== null) { t.firstNamed = t.done; t.name = name; }
+    }
+    return t;
+  })()`);
   return { open, firstNamed: t.firstNamed, done: t.done, firstName: t.name };
 }
 
