@@ -79,6 +79,8 @@ function symbolicationDone() {
   const S = window.selectors;
   if (!window.getState || !S) return false;
   const st = window.getState();
+  // The profile could not be loaded (e.g. its URL is unreachable): nothing more will come.
+  if (S.app.getView(st).phase === 'FATAL_ERROR') return true;
   const profile = S.profile.getProfileOrNull(st);
   return (
     profile !== null &&
@@ -107,10 +109,18 @@ const FIRST_NAMED = `(() => {
   return null;
 })()`;
 
+// In the page: the front-end's fatal error, if it has shown one.
+function fatalError() {
+  const view = window.selectors.app.getView(window.getState());
+  return view.phase === 'FATAL_ERROR' ? String(view.error?.message ?? view.error) : null;
+}
+
 async function check(url, func) {
   const page = await launch();
   await page.goto(url);
   await page.waitForFunction(symbolicationDone, { polling: 20 });
+  const fatal = await page.evaluate(fatalError);
+  if (fatal !== null) throw new Error(`the front-end failed: ${fatal}`);
   const symbolicatedMs = Date.now() - started;
   const report = await page.evaluate(() => {
     const S = window.selectors;
@@ -225,6 +235,8 @@ async function times() {
   // Names come with the end of symbolication at the latest: once it is done, a frame not
   // named yet never will be (firstNamed stays null), so there is nothing more to wait for.
   await page.waitForFunction(() => window.__times && window.__times.done !== null, { polling: 50 });
+  const fatal = await page.evaluate(fatalError);
+  if (fatal !== null) throw new Error(`the front-end failed: ${fatal}`);
   const t = await page.evaluate(`(() => {
     const t = window.__times;
     if (t.firstNamed === null) {
