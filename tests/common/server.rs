@@ -136,8 +136,16 @@ impl Server {
         let mut line = String::new();
         let _ = BufReader::new(child.stdout.take().unwrap()).read_line(&mut line);
         let profiler_url = line.trim().to_string();
+        // The front-end the URL opens: the default, or the one the test named (a local
+        // copy of the real front-end, for tests/browser.rs).
+        let front_end = l
+            .args
+            .iter()
+            .position(|a| a == "--profiler-url")
+            .and_then(|i| l.args.get(i + 1))
+            .map_or("https://profiler.firefox.com", |u| u.trim_end_matches('/'));
         assert!(
-            profiler_url.starts_with("https://profiler.firefox.com/"),
+            profiler_url.starts_with(&format!("{front_end}/")),
             "unexpected first stdout line {profiler_url:?}; stderr: {}",
             stderr.lock().unwrap()
         );
