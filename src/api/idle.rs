@@ -16,10 +16,13 @@ use super::Api;
 use crate::profile::wanted::WantedModule;
 use crate::store::ModuleState;
 
-/// Offsets resolved between two looks at the clock: small enough that a chunk takes well
-/// under a slice on a cold DWARF module, big enough that the batch path's pass per unit
-/// pays off.
-const CHUNK: usize = 256;
+/// Offsets resolved between two looks at the clock, at first: a chunk's size then follows
+/// what chunks cost (halved when one took longer than a slice, doubled when one took under
+/// a quarter of it), within these bounds: the batch path's pass per unit pays off on many
+/// offsets, but a cold unit's DIEs and line program are read by the first offset in it.
+const FIRST_CHUNK: usize = 32;
+const MIN_CHUNK: usize = 4;
+const MAX_CHUNK: usize = 1024;
 
 /// Modules prepared at most: half the module cache, so that idle work never evicts what
 /// it prepared, nor everything else.
@@ -30,6 +33,7 @@ pub(super) struct IdleWork {
     /// Modules left, in order; the first is being resolved from `pos`.
     modules: VecDeque<WantedModule>,
     pos: usize,
+    chunk: usize,
     /// Modules whose downloads were running, with the download count then: tried again
     /// when downloads have moved on.
     waiting: Vec<WantedModule>,
@@ -43,6 +47,7 @@ impl IdleWork {
     pub(super) fn new(modules: Vec<WantedModule>) -> IdleWork {
         IdleWork {
             modules: modules.into_iter().take(MAX_MODULES).collect(),
+            chunk: FIRST_CHUNK,
             ..Default::default()
         }
     }
@@ -90,10 +95,19 @@ impl Api {
                 .module(&m.lib.debug_name, &m.lib.breakpad_id, Some(&m.lib))
             {
                 ModuleState::Ready(module) => {
-                    let end = (work.pos + CHUNK).min(m.offsets.len());
+                    let end = (work.pos + work.chunk).min(m.offsets.len());
+                    let t = Instant::now();
                     // Only the memo is wanted: the places are the next request's.
                     let _ =
                         module.places_sorted(&m.offsets[work.pos..end], super::symbolicate::encode);
+                    let took = t.elapsed();
+                    work.chunk = if took > budget {
+                        (work.chunk / 2).max(MIN_CHUNK)
+                    } else if took < budget / 4 {
+                        (work.chunk * 2).min(MAX_CHUNK)
+                    } else {
+                        work.chunk
+                    };
                     work.resolved += (end - work.pos) as u64;
                     work.pos = end;
                     if end == m.offsets.len() {
