@@ -24,6 +24,12 @@ const MAX_DEPTH: u32 = 48;
 /// A formatted name longer than this is cut: a real one is a few hundred bytes.
 const MAX_LEN: usize = 8192;
 
+/// Bytes of text the memo of written types may hold: a real PDB's argument types are a
+/// few thousand short texts (well under 1 MB), while a crafted one (chains of argument
+/// lists that all end at one 8 KB class name) could make every (type, depth) a text of
+/// its own, about 192 KB per function. Past this the memo starts over.
+const MAX_WRITTEN: usize = 4 << 20;
+
 /// Formats names from the TPI (types) and IPI (ids) of one PDB.
 pub struct NameFormatter<'t, 's> {
     types: ItemFinder<'t, TypeIndex>,
@@ -36,6 +42,8 @@ pub struct NameFormatter<'t, 's> {
     /// functions of a C++ program are mostly the same few (`std::basic_string<…> const&`),
     /// and each is many records to read.
     written: RefCell<HashMap<(TypeIndex, u32), Box<str>, crate::resolve::fasthash::Fast>>,
+    /// Bytes of text in `written` (bounded by [`MAX_WRITTEN`]).
+    written_bytes: std::cell::Cell<usize>,
     ptr_size: u64,
 }
 
@@ -70,6 +78,7 @@ impl<'t, 's> NameFormatter<'t, 's> {
             tpi,
             sizes: RefCell::new(None),
             written: RefCell::new(HashMap::default()),
+            written_bytes: std::cell::Cell::new(0),
             ptr_size,
         }
     }
@@ -268,9 +277,16 @@ impl<'t, 's> NameFormatter<'t, 's> {
         let start = w.len();
         self.emit_type_index_once(w, index, depth)?;
         if w.len() <= MAX_LEN {
-            self.written
-                .borrow_mut()
-                .insert((index, depth), w[start..].into());
+            let text = &w[start..];
+            let mut written = self.written.borrow_mut();
+            let bytes = self.written_bytes.get() + text.len();
+            if bytes > MAX_WRITTEN {
+                written.clear();
+                self.written_bytes.set(text.len());
+            } else {
+                self.written_bytes.set(bytes);
+            }
+            written.insert((index, depth), text.into());
         }
         Ok(())
     }
