@@ -15,10 +15,10 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cli::SymbolOptions;
 use crate::debugid::DebugId;
 use crate::profile::libs::Lib;
 use crate::resolve::{LoadError, LoadErrorKind};
+use crate::store::options::SymbolOptions;
 
 /// Downloads running at once; more wait in a queue.
 const MAX_RUNNING: usize = 8;
@@ -634,7 +634,7 @@ mod tests {
             encode_path("libstdc++.so.6/ID/a b#?%.sym"),
             "libstdc++.so.6/ID/a%20b%23%3F%25.sym"
         );
-        let s = crate::cli::SymbolPath::parse(
+        let s = crate::store::options::SymbolPath::parse(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms;srv*http://x/",
         )
         .servers;

@@ -5,6 +5,7 @@
 
 pub mod codefile;
 mod memo;
+pub mod options;
 mod paths;
 mod vdso;
 pub mod zip;
@@ -15,7 +16,6 @@ use paths::{Candidate, Step};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use crate::cli::SymbolOptions;
 use crate::debugid::DebugId;
 use crate::profile::libs::Lib;
 use crate::remote::{Lookup, Remote};
@@ -24,6 +24,7 @@ use crate::resolve::sidecar::{self, SidecarModule};
 use crate::resolve::{self, Companion, LoadContext, LoadError, LoadErrorKind, Module};
 use crate::store::zip::ZipArchive;
 pub use memo::{Answered, LoadedModule};
+use options::SymbolOptions;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
 pub const DEFAULT_MAX_MODULES: usize = 32;
