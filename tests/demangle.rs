@@ -113,6 +113,8 @@ fn known_names_as_llvm_writes_them() {
         ("_ZTVSo", "vtable for std::ostream"),
         ("_ZZ1fvENKUlvE_clEv", "f()::'lambda'()::operator()() const"),
         ("_Z1fN1X1AERKNS0_1BE", "f(X::A, X::A::B const&)"),
+        // C++20: a trailing requires-clause (clang 19's `int g(T) requires C<T>`).
+        ("_Z1gIiEiT_Q1CIS0_E", "int g<int>(int) requires C<int>"),
     ];
     for (mangled, llvm) in cases {
         assert_eq!(profiler_symbol_server::internals::demangle(mangled), llvm);

@@ -1598,8 +1598,9 @@ where
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Encoding {
-    /// An encoded function.
-    Function(Name, BareFunctionType),
+    /// An encoded function, with its trailing requires-clause (`Q <expression>` after
+    /// the parameter types, C++20).
+    Function(Name, BareFunctionType, Option<Box<Expression>>),
 
     /// An encoded static variable.
     Data(Name),
@@ -1618,7 +1619,12 @@ impl Parse for Encoding {
 
         if let Ok((name, tail)) = try_recurse!(Name::parse(ctx, subs, input)) {
             if let Ok((ty, tail)) = try_recurse!(BareFunctionType::parse(ctx, subs, tail)) {
-                return Ok((Encoding::Function(name, ty), tail));
+                // PATCH: a trailing requires-clause (`Q <expression>`, C++20).
+                if let Ok(after) = consume(b"Q", tail) {
+                    let (requires, tail) = Expression::parse(ctx, subs, after)?;
+                    return Ok((Encoding::Function(name, ty, Some(Box::new(requires))), tail));
+                }
+                return Ok((Encoding::Function(name, ty, None), tail));
             } else {
                 return Ok((Encoding::Data(name), tail));
             }
@@ -1642,7 +1648,7 @@ where
         inner_barrier!(ctx);
 
         match *self {
-            Encoding::Function(ref name, ref fun_ty) => {
+            Encoding::Function(ref name, ref fun_ty, ref requires) => {
                 // Even if this function takes no args and doesn't have a return
                 // value (see below), it will have the void parameter.
                 debug_assert!(!fun_ty.0.is_empty());
@@ -1692,6 +1698,11 @@ where
                     if ctx.pop_inner_if(self) {
                         self.demangle_as_inner(ctx, scope)?;
                     }
+                    // PATCH: ` requires C<int>` after the parameters, as LLVM writes it.
+                    if let Some(requires) = requires {
+                        write!(ctx, " requires ")?;
+                        requires.demangle(ctx, scope)?;
+                    }
                 } else {
                     name.demangle(ctx, scope)?;
                 }
@@ -1713,7 +1724,7 @@ where
         ctx: &'ctx mut DemangleContext<'subs, W>,
         scope: Option<ArgScopeStack<'prev, 'subs>>,
     ) -> fmt::Result {
-        if let Encoding::Function(ref name, ref fun_ty) = *self {
+        if let Encoding::Function(ref name, ref fun_ty, _) = *self {
             let (scope, function_args) =
                 if let Some(template_args) = name.get_template_args(ctx.subs) {
                     let scope = scope.push(template_args);
@@ -5748,6 +5759,12 @@ impl Parse for TemplateArgs {
         let tail = consume(b"I", input)?;
 
         let (args, tail) = one_or_more::<TemplateArg>(ctx, subs, tail)?;
+        // PATCH: a requires-clause after the arguments (`Q <expression>`, C++20) is read
+        // for its substitutions and not printed, as LLVM does.
+        let tail = match consume(b"Q", tail) {
+            Ok(after) => Expression::parse(ctx, subs, after)?.1,
+            Err(_) => tail,
+        };
         let tail = consume(b"E", tail)?;
         Ok((TemplateArgs(args), tail))
     }
@@ -7733,7 +7750,7 @@ where
                 // PATCH: a template parameter in the local entity (a lambda's
                 // parameters) is the enclosing function's, as LLVM reads it.
                 let scope = match **encoding {
-                    Encoding::Function(ref f, _) => f
+                    Encoding::Function(ref f, _, _) => f
                         .get_template_args(ctx.subs)
                         .map_or(scope, |args| scope.push(args)),
                     _ => scope,
@@ -9165,7 +9182,8 @@ mod tests {
                                         AbiTags::default()))),
                             BareFunctionType(vec![
                                 TypeHandle::Builtin(BuiltinType::Standard(StandardBuiltinType::Int))
-                            ])),
+                            ]),
+                            None),
                         b"...",
                         []
                     }

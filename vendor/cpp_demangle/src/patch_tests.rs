@@ -152,3 +152,15 @@ fn nested_pack_expansions_are_bounded() {
     let name = alloc::format!("_Z1fIJiiiiiiiiiiEEvDp{pattern}");
     assert_eq!(demangle(&name), "<error>");
 }
+
+#[test]
+fn requires_clauses_as_llvm_writes_them() {
+    check(&[
+        // A trailing requires-clause (clang 19, `template<class T> int g(T) requires C<T>`).
+        ("_Z1gIiEiT_Q1CIS0_E", "int g<int>(int) requires C<int>"),
+    ]);
+    // After the template arguments: read for its substitutions, not printed. (LLVM 19
+    // prints `int f<int>(T)`, reading `S0_` as the requires-clause's own `T`; the parameter
+    // is `int`.)
+    assert_eq!(demangle("_Z1fIiQ1CIT_EEiS0_"), "int f<int>(int)");
+}
