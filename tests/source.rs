@@ -252,7 +252,13 @@ fn never_serves_pseudo_files_however_they_are_named() {
         json!({"meta": {"version": 27}, "libs": [lib]}).to_string(),
     )
     .unwrap();
-    let server = Server::start(&[profile.to_str().unwrap()]);
+    // The binary lies beside the profile: its folder vouched for, so that only the
+    // pseudo-file rule is left to refuse.
+    let server = Server::start(&[
+        profile.to_str().unwrap(),
+        "--symbol-dir",
+        dir.to_str().unwrap(),
+    ]);
     for (file, offset) in files.iter().zip(&offsets) {
         // The debug info does name it (so only the pseudo-file rule refuses it).
         let r = server.post_json("/symbolicate/v5", &job("pseudo", &id, &[*offset]));
@@ -276,26 +282,33 @@ fn never_serves_files_named_by_a_library_that_came_with_the_profile() {
     let (binary, offsets) = program_naming(&dir, &[secret.display().to_string()]);
     let id = elf_debug_id(&binary);
     let profile = dir.join("profile.json");
-    let lib = json!({"name": "pseudo", "debugName": "pseudo", "breakpadId": id,
-                     "path": "pseudo", "debugPath": "pseudo",
-                     "start": 0, "end": 0x100000, "offset": 0});
-    std::fs::write(
-        &profile,
-        json!({"meta": {"version": 24}, "libs": [lib], "threads": []}).to_string(),
-    )
-    .unwrap();
     let file = secret.display().to_string();
-    let server = Server::start(&[profile.to_str().unwrap()]);
-    // The names are answered; the file is not served.
-    let r = server
-        .post_json("/symbolicate/v5", &job("pseudo", &id, &offsets))
-        .json();
-    assert_eq!(frames_of(&r["results"][0])[0]["file"], json!(file), "{r}");
-    let v = source(&server, "pseudo", &id, offsets[0], &file);
-    let e = v["error"].as_str().unwrap_or_default();
-    assert!(v.get("source").is_none(), "{v}");
-    assert!(e.contains("relative") && e.contains("--symbol-dir"), "{v}");
-    drop(server);
+    // Named relative to the profile, and absolute into the profile's own folder (an
+    // attacker who guesses where the user saves downloads).
+    let absolute = binary.display().to_string();
+    for path in ["pseudo", absolute.as_str()] {
+        let lib = json!({"name": "pseudo", "debugName": "pseudo", "breakpadId": id,
+                         "path": path, "debugPath": path,
+                         "start": 0, "end": 0x100000, "offset": 0});
+        std::fs::write(
+            &profile,
+            json!({"meta": {"version": 24}, "libs": [lib], "threads": []}).to_string(),
+        )
+        .unwrap();
+        let server = Server::start(&[profile.to_str().unwrap()]);
+        // The names are answered; the file is not served.
+        let r = server
+            .post_json("/symbolicate/v5", &job("pseudo", &id, &offsets))
+            .json();
+        assert_eq!(frames_of(&r["results"][0])[0]["file"], json!(file), "{r}");
+        let v = source(&server, "pseudo", &id, offsets[0], &file);
+        let e = v["error"].as_str().unwrap_or_default();
+        assert!(v.get("source").is_none(), "{path}: {v}");
+        assert!(
+            e.contains("came with the profile") && e.contains("--symbol-dir"),
+            "{v}"
+        );
+    }
     // The user vouches for the folder: served.
     let server = Server::start(&[
         profile.to_str().unwrap(),

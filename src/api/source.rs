@@ -72,7 +72,7 @@ impl fmt::Display for SourceError {
             ),
             SourceError::BesideProfile { module, file } => write!(
                 f,
-                "{module} was found through a path the profile gives relative ({}); the file names in its debug info are the profile's, so no file is served for them: pass --symbol-dir {} to vouch for that folder",
+                "{module} came with the profile ({}, beside it or named relative to it); the file names in its debug info are the profile's, so no file is served for them: pass --symbol-dir {} to vouch for that folder",
                 file.display(),
                 file.parent().unwrap_or(Path::new(".")).display()
             ),

@@ -22,8 +22,9 @@ pub struct Lib {
     /// module's errors.
     pub refused: Vec<String>,
     /// The profile named a path of it relative (looked up beside the profile, then in
-    /// the current folder): what is found there came with the profile, so the file names
-    /// in its debug info are the profile's author's, not this machine's (`/source/v1`).
+    /// the current folder), or absolute into the profile's own folder: what is found there
+    /// came with the profile, so the file names in its debug info are the profile's
+    /// author's, not this machine's (`/source/v1`).
     pub relative: bool,
 }
 
@@ -112,8 +113,20 @@ impl Lib {
 }
 
 /// Relative `path`/`debugPath` entries are looked up beside the profile first (a profile
-/// moved with its binaries), then in the current folder, as given.
+/// moved with its binaries), then in the current folder, as given. A lib with a relative
+/// path, or an absolute one into the profile's own folder, came with the profile
+/// ([`Lib::relative`]).
 pub fn anchor_relative_paths(libs: &mut [Lib], profile_dir: &std::path::Path) {
+    // Both sides canonical: `/home/u/Downloads/./libevil.so` or a symlinked folder is
+    // still beside the profile.
+    let folder = profile_dir.canonicalize().ok();
+    let inside = |p: &std::path::Path| {
+        folder.as_ref().is_some_and(|f| {
+            p.parent()
+                .and_then(|d| d.canonicalize().ok())
+                .is_some_and(|d| d.starts_with(f))
+        })
+    };
     for lib in libs {
         let Lib {
             path,
@@ -132,6 +145,8 @@ pub fn anchor_relative_paths(libs: &mut [Lib], profile_dir: &std::path::Path) {
                 {
                     *p = beside.to_string_lossy().into_owned();
                 }
+            } else if inside(rel) {
+                *relative = true;
             }
         }
     }
