@@ -430,8 +430,10 @@ pub(crate) fn sources_are_never_served_for_downloaded_debug_files() {
         assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
         r.json()
     };
-    // Control: the unstripped binary found locally serves its source.
-    let profile = dir.join("local.json");
+    // Control: the unstripped binary found locally serves its source (the profile in a
+    // folder of its own: a binary beside it would have come with it).
+    std::fs::create_dir_all(dir.join("profiles")).unwrap();
+    let profile = dir.join("profiles/local.json");
     write_profile(
         &profile,
         &[lib(
