@@ -564,6 +564,11 @@ where
     // should be suppressed to match libiberty.
     is_lambda_arg: bool,
 
+    // PATCH: printing a function's trailing requires-clause, where a template
+    // parameter of an enclosing class template may have no argument in scope: it is
+    // then printed by its name as LLVM does (`T`, `T0`), not an error.
+    in_requires: bool,
+
     // We are currently demangling a template-prefix.
     is_template_prefix: bool,
 
@@ -650,6 +655,7 @@ where
             bytes_written: 0,
             last_char_written: None,
             is_lambda_arg: false,
+            in_requires: false,
             is_template_prefix: false,
             is_template_prefix_in_nested_name: false,
             is_template_argument_pack: false,
@@ -1701,7 +1707,10 @@ where
                     // PATCH: ` requires C<int>` after the parameters, as LLVM writes it.
                     if let Some(requires) = requires {
                         write!(ctx, " requires ")?;
-                        requires.demangle(ctx, scope)?;
+                        let was = core::mem::replace(&mut ctx.in_requires, true);
+                        let r = requires.demangle(ctx, scope);
+                        ctx.in_requires = was;
+                        r?;
                     }
                 } else {
                     name.demangle(ctx, scope)?;
@@ -3651,7 +3660,9 @@ impl Parse for CtorDtorName {
                         tail = t;
                         Ok(CtorDtorName::CompleteAllocatingConstructor(None))
                     }
-                    Some((b"4", t)) => {
+                    // PATCH: `C5`, gcc's unified constructor (a COMDAT group's name),
+                    // printed as any constructor, as LLVM does.
+                    Some((b"4", t)) | Some((b"5", t)) => {
                         tail = t;
                         Ok(CtorDtorName::MaybeInChargeConstructor(None))
                     }
@@ -3675,7 +3686,10 @@ impl Parse for CtorDtorName {
                     Some((b"D0", tail)) => Ok((CtorDtorName::DeletingDestructor, tail)),
                     Some((b"D1", tail)) => Ok((CtorDtorName::CompleteDestructor, tail)),
                     Some((b"D2", tail)) => Ok((CtorDtorName::BaseDestructor, tail)),
-                    Some((b"D4", tail)) => Ok((CtorDtorName::MaybeInChargeDestructor, tail)),
+                    // PATCH: `D5`, gcc's unified destructor, as `C5`.
+                    Some((b"D4", tail)) | Some((b"D5", tail)) => {
+                        Ok((CtorDtorName::MaybeInChargeDestructor, tail))
+                    }
                     _ => Err(error::Error::UnexpectedText),
                 }
             }
@@ -5522,6 +5536,17 @@ impl Parse for TemplateParam {
         try_begin_parse!("TemplateParam", ctx, input);
 
         let input = consume(b"T", input)?;
+        // PATCH: `TL <level-1> _ [<parameter-2>] _`, a parameter of an enclosing
+        // template's level (clang 17+ in requires-clauses): read, its level dropped
+        // (such clauses are printed only after a function, where an unresolved one
+        // is named as LLVM names it).
+        let input = match consume(b"L", input) {
+            Ok(after) => {
+                let (_level, after) = parse_number(10, false, after)?;
+                consume(b"_", after)?
+            }
+            Err(_) => input,
+        };
         let (number, input) = match parse_number(10, false, input) {
             Ok((number, input)) => ((number + 1) as _, input),
             Err(_) => (0, input),
@@ -5552,6 +5577,13 @@ where
                 Err(_) if ctx.is_lambda_arg => {
                     ctx.pop_demangle_node();
                     return write!(ctx, "auto");
+                }
+                Err(_) if ctx.in_requires => {
+                    ctx.pop_demangle_node();
+                    return match self.0 {
+                        0 => write!(ctx, "T"),
+                        n => write!(ctx, "T{}", n - 1),
+                    };
                 }
                 Err(e) => return Err(e),
             };
@@ -6084,6 +6116,10 @@ where
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expression {
+    /// PATCH: a requires-expression (C++20): `rq <requirement>+ E`, or with parameters
+    /// `rQ <bare-function-type> _ <requirement>+ E`.
+    Requires(Option<Vec<TypeHandle>>, Vec<Requirement>),
+
     /// A unary operator expression.
     Unary(OperatorName, Box<Expression>),
 
@@ -6361,6 +6397,18 @@ impl Parse for Expression {
                     let expr = Expression::PointerToMember(Box::new(first), Box::new(second));
                     return Ok((expr, tail));
                 }
+                // PATCH: requires-expressions (C++20).
+                b"rq" | b"rQ" => {
+                    let (params, tail) = if &input.as_ref()[..2] == b"rQ" {
+                        let (types, tail) = one_or_more::<TypeHandle>(ctx, subs, tail)?;
+                        (Some(types), consume(b"_", tail)?)
+                    } else {
+                        (None, tail)
+                    };
+                    let (reqs, tail) = one_or_more::<Requirement>(ctx, subs, tail)?;
+                    let tail = consume(b"E", tail)?;
+                    return Ok((Expression::Requires(params, reqs), tail));
+                }
                 b"sZ" => {
                     if let Ok((param, tail)) = TemplateParam::parse(ctx, subs, tail) {
                         let expr = Expression::SizeofTemplatePack(param);
@@ -6633,8 +6681,11 @@ where
                 Ok(())
             }
             Expression::ConversionMany(ref ty, ref exprs) => {
-                ty.demangle(ctx, scope)?;
+                // PATCH: `(void)()`, `(int)(a, b)`: the type in parentheses, as LLVM
+                // writes a conversion with a list (upstream: `void()`).
                 write!(ctx, "(")?;
+                ty.demangle(ctx, scope)?;
+                write!(ctx, ")(")?;
                 let mut need_comma = false;
                 for expr in exprs {
                     if need_comma {
@@ -6888,6 +6939,29 @@ where
             }
             Expression::Rethrow => {
                 write!(ctx, "throw")?;
+                Ok(())
+            }
+            // PATCH: `requires (T a) { {a.f()} -> C; typename T::type; requires D<T>; }`,
+            // as LLVM writes it.
+            Expression::Requires(ref params, ref reqs) => {
+                write!(ctx, "requires")?;
+                if let Some(params) = params {
+                    write!(ctx, " (")?;
+                    let mut need_comma = false;
+                    for p in params {
+                        if need_comma {
+                            write!(ctx, ", ")?;
+                        }
+                        p.demangle(ctx, scope)?;
+                        need_comma = true;
+                    }
+                    write!(ctx, ")")?;
+                }
+                write!(ctx, " {{")?;
+                for r in reqs {
+                    r.demangle(ctx, scope)?;
+                }
+                write!(ctx, " }}")?;
                 Ok(())
             }
             Expression::UnresolvedName(ref name) => name.demangle(ctx, scope),
@@ -8889,6 +8963,101 @@ fn parse_number(base: u32, allow_signed: bool, mut input: IndexStr) -> Result<(i
     }
 
     Ok((number, tail))
+}
+
+/// PATCH: one requirement of a requires-expression (C++20):
+///
+/// ```text
+/// <requirement> ::= X <expression> [N] [R <type-constraint>]
+///               ::= T <type>
+///               ::= Q <constraint-expression>
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Requirement {
+    /// `{expr} noexcept -> Constraint;`
+    Expression(Box<Expression>, bool, Option<TypeHandle>),
+    /// `typename T;`
+    Type(TypeHandle),
+    /// `requires C<T>;`
+    Nested(Box<Expression>),
+}
+
+impl Parse for Requirement {
+    fn parse<'a, 'b>(
+        ctx: &'a ParseContext,
+        subs: &'a mut SubstitutionTable,
+        input: IndexStr<'b>,
+    ) -> Result<(Requirement, IndexStr<'b>)> {
+        try_begin_parse!("Requirement", ctx, input);
+        if let Ok(tail) = consume(b"X", input) {
+            let (expr, mut tail) = Expression::parse(ctx, subs, tail)?;
+            let noexcept = if let Ok(t) = consume(b"N", tail) {
+                tail = t;
+                true
+            } else {
+                false
+            };
+            let constraint = if let Ok(t) = consume(b"R", tail) {
+                let (ty, t) = TypeHandle::parse(ctx, subs, t)?;
+                tail = t;
+                Some(ty)
+            } else {
+                None
+            };
+            return Ok((Requirement::Expression(Box::new(expr), noexcept, constraint), tail));
+        }
+        if let Ok(tail) = consume(b"T", input) {
+            let (ty, tail) = TypeHandle::parse(ctx, subs, tail)?;
+            return Ok((Requirement::Type(ty), tail));
+        }
+        let tail = consume(b"Q", input)?;
+        let (expr, tail) = Expression::parse(ctx, subs, tail)?;
+        Ok((Requirement::Nested(Box::new(expr)), tail))
+    }
+}
+
+impl<'subs, W> Demangle<'subs, W> for Requirement
+where
+    W: 'subs + DemangleWrite,
+{
+    fn demangle<'prev, 'ctx>(
+        &'subs self,
+        ctx: &'ctx mut DemangleContext<'subs, W>,
+        scope: Option<ArgScopeStack<'prev, 'subs>>,
+    ) -> fmt::Result {
+        let ctx = try_begin_demangle!(self, ctx, scope);
+        match *self {
+            Requirement::Expression(ref expr, noexcept, ref constraint) => {
+                let braced = noexcept || constraint.is_some();
+                write!(ctx, " ")?;
+                if braced {
+                    write!(ctx, "{{")?;
+                }
+                expr.demangle(ctx, scope)?;
+                if braced {
+                    write!(ctx, "}}")?;
+                }
+                if noexcept {
+                    write!(ctx, " noexcept")?;
+                }
+                if let Some(c) = constraint {
+                    write!(ctx, " -> ")?;
+                    c.demangle(ctx, scope)?;
+                }
+                write!(ctx, ";")
+            }
+            Requirement::Type(ref ty) => {
+                write!(ctx, " typename ")?;
+                ty.demangle(ctx, scope)?;
+                write!(ctx, ";")
+            }
+            Requirement::Nested(ref expr) => {
+                write!(ctx, " requires ")?;
+                expr.demangle(ctx, scope)?;
+                write!(ctx, ";")
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -164,3 +164,46 @@ fn requires_clauses_as_llvm_writes_them() {
     // is `int`.)
     assert_eq!(demangle("_Z1fIiQ1CIT_EEiS0_"), "int f<int>(int)");
 }
+
+#[test]
+fn conversions_with_a_list_as_llvm_writes_them() {
+    check(&[
+        // clang 19: `-> decltype(a.v, void())` and `-> decltype(t(u), void())`.
+        ("_Z2h3I1SEDTcmdtfp_1vcvv_EET_", "decltype(fp.v, (void)()) h3<S>(S)"),
+        (
+            "_Z2h5IPFviEiEDTcmclfp_fp0_Ecvv_EET_T0_",
+            "decltype(fp(fp0), (void)()) h5<void (*)(int), int>(void (*)(int), int)",
+        ),
+    ]);
+}
+
+#[test]
+fn unified_constructors_and_destructors_as_llvm_writes_them() {
+    check(&[
+        ("_ZNSaISt8optionalIiEEC5Ev", "std::allocator<std::optional<int> >::allocator()"),
+        ("_ZNSaISt8optionalIiEED5Ev", "std::allocator<std::optional<int> >::~allocator()"),
+    ]);
+}
+
+#[test]
+fn requires_expressions_and_outer_parameters_as_llvm_writes_them() {
+    check(&[
+        // libstdc++'s `operator==` of `__normal_iterator` (gcc 12, C++20).
+        (
+            "_ZN9__gnu_cxxeqIPiSt6vectorIiSaIiEEEEbRKNS_17__normal_iteratorIT_T0_EESA_QrqXeqcldtfp_4baseEcldtfp0_4baseERSt14convertible_toIbEE",
+            "bool __gnu_cxx::operator==<int*, std::vector<int, std::allocator<int> > >(__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > > const&, __gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > > const&) requires requires { {fp.base() == fp0.base()} -> std::convertible_to<bool>; }",
+        ),
+        // A class template's parameters in its constructor's requires-clause: no
+        // argument in scope, named as LLVM names them.
+        (
+            "_ZNSt4pairIPSt18_Rb_tree_node_baseS1_EC2ERKS1_S4_Qcl16_S_constructibleIRKT_RKT0_EE",
+            "std::pair<std::_Rb_tree_node_base*, std::_Rb_tree_node_base*>::pair(std::_Rb_tree_node_base* const&, std::_Rb_tree_node_base* const&) requires _S_constructible<T const&, T0 const&>()",
+        ),
+        // `TL0__`: a parameter of an enclosing level, in a requires-clause after
+        // template arguments (not printed).
+        (
+            "_ZNSt4pairIPSt18_Rb_tree_node_baseS1_EC2IRS1_S4_Qcl16_S_constructibleITL0__TL0_0_EEEEOT_OT0_",
+            "std::pair<std::_Rb_tree_node_base*, std::_Rb_tree_node_base*>::pair<std::_Rb_tree_node_base*&, std::_Rb_tree_node_base*&>(std::_Rb_tree_node_base*&, std::_Rb_tree_node_base*&)",
+        ),
+    ]);
+}
