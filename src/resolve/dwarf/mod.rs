@@ -261,6 +261,10 @@ impl DwarfResolver {
             });
         }
         let unit = self.finish(self.ctx()?.find_dwarf_and_unit(addr))?;
+        // A split unit's skeleton carries no DW_AT_language (DWARF 5 puts it in the
+        // .dwo's unit): read from the unit the frames came from, so that a C++ function
+        // without a linkage name is named from the symbol table as in a non-split build.
+        let language = language.or_else(|| unit_language(&unit));
         self.symbolized(&unit, language, addr, &frames, symbol_at)
     }
 
@@ -460,6 +464,16 @@ impl DwarfResolver {
         let t: Text = path.into();
         self.files.borrow_mut().insert(path.into(), t.clone());
         t
+    }
+}
+
+/// The `DW_AT_language` of a unit's root DIE.
+fn unit_language(unit: &gimli::UnitRef<'_, R>) -> Option<gimli::DwLang> {
+    let mut entries = unit.entries();
+    let root = entries.next_dfs().ok()??;
+    match root.attr_value(gimli::DW_AT_language)? {
+        gimli::AttributeValue::Language(l) => Some(l),
+        _ => None,
     }
 }
 
