@@ -120,12 +120,16 @@ pub fn anchor_relative_paths(libs: &mut [Lib], profile_dir: &std::path::Path) {
     // Both sides canonical: `/home/u/Downloads/./libevil.so` or a symlinked folder is
     // still beside the profile.
     let folder = profile_dir.canonicalize().ok();
-    let inside = |p: &std::path::Path| {
-        folder.as_ref().is_some_and(|f| {
-            p.parent()
-                .and_then(|d| d.canonicalize().ok())
-                .is_some_and(|d| d.starts_with(f))
-        })
+    // Libs share a few folders: each is canonicalized once, not once per lib (a profile
+    // may list 200 000 libs).
+    let mut seen: std::collections::HashMap<std::path::PathBuf, bool> = Default::default();
+    let mut inside = |p: &std::path::Path| {
+        let (Some(f), Some(dir)) = (folder.as_ref(), p.parent()) else {
+            return false;
+        };
+        *seen
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| dir.canonicalize().is_ok_and(|d| d.starts_with(f)))
     };
     for lib in libs {
         let Lib {
