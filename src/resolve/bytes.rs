@@ -109,17 +109,13 @@ impl Deref for FileBytes {
     }
 }
 
-/// A section's bytes for gimli: a range of a shared file, or owned bytes.
+/// A section's bytes for gimli: a range of a shared file, mapped or owned (decompressed
+/// sections are a file of their own, held in memory).
 #[derive(Clone)]
-pub enum Bytes {
-    InFile {
-        file: Rc<FileBytes>,
-        start: usize,
-        len: usize,
-    },
-    /// A `Vec` behind an `Rc` rather than an `Rc<[u8]>`: making the latter from a
-    /// decompressed section would copy it, twice its size at the peak.
-    Owned(Rc<Vec<u8>>),
+pub struct Bytes {
+    file: Rc<FileBytes>,
+    start: usize,
+    len: usize,
 }
 
 impl Bytes {
@@ -128,33 +124,41 @@ impl Bytes {
         let base = file.as_ptr() as usize;
         let at = part.as_ptr() as usize;
         if at >= base && at + part.len() <= base + file.len() {
-            Bytes::InFile {
+            Bytes {
                 file: file.clone(),
                 start: at - base,
                 len: part.len(),
             }
         } else {
-            Bytes::Owned(Rc::new(part.to_vec()))
+            Bytes::owned(part.to_vec())
         }
     }
-}
 
-impl Bytes {
+    /// Bytes made in memory (a decompressed section): kept as they are, not copied.
+    pub fn owned(v: Vec<u8>) -> Bytes {
+        let len = v.len();
+        Bytes {
+            file: Rc::new(FileBytes::from_vec(v)),
+            start: 0,
+            len,
+        }
+    }
+
+    /// The file these bytes are a range of, and where in it they lie.
+    pub fn parts(self) -> (Rc<FileBytes>, usize, usize) {
+        (self.file, self.start, self.len)
+    }
+
     /// See [`FileBytes::release`]; nothing for owned bytes.
     pub fn release(&self, part: &[u8]) {
-        if let Bytes::InFile { file, .. } = self {
-            file.release(part);
-        }
+        self.file.release(part);
     }
 }
 
 impl Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::InFile { file, start, len } => &file[*start..*start + *len],
-            Bytes::Owned(b) => b,
-        }
+        &self.file[self.start..self.start + self.len]
     }
 }
 

@@ -190,7 +190,7 @@ pub fn section_data(
                 compressed.uncompressed_size,
                 budget,
             )
-            .map(|out| Some(Bytes::Owned(Rc::new(out))))
+            .map(|out| Some(Bytes::owned(out)))
         }
         other => Err(DebugDataError::UnsupportedCompression {
             section: name.to_string(),

@@ -267,9 +267,10 @@ mod tests {
         unit.extend(body);
         let mut bytes = (unit.len() as u32).to_le_bytes().to_vec();
         bytes.extend(unit);
-        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-        let section =
-            gimli::DebugLine::from(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little));
+        let section = gimli::DebugLine::from(R::new(
+            crate::resolve::bytes::Bytes::owned(bytes),
+            gimli::RunTimeEndian::Little,
+        ));
         section
             .program(gimli::DebugLineOffset(0), 8, None, None)
             .unwrap()

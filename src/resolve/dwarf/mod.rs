@@ -7,6 +7,7 @@
 mod batch;
 mod lines;
 pub mod names;
+mod reader;
 mod skip;
 
 use std::cell::{OnceCell, RefCell};
@@ -16,22 +17,21 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use addr2line::{LookupContinuation, LookupResult, SplitDwarfLoad};
-use gimli::{EndianSlice, Reader, RunTimeEndian, SectionId};
+use gimli::{Reader, RunTimeEndian, SectionId};
 
 use super::bytes::{Bytes, FileBytes};
 use super::fasthash::Fast;
 use super::section::{Budget, DebugDataError};
 use super::{InlineFrame, Symbolized, Text};
 
-/// Plain slices: gimli and addr2line copy readers all the time, and a slice is the cheapest
-/// reader there is. Their bytes are kept alive by the resolver's [`Backing`].
-pub type R = EndianSlice<'static, RunTimeEndian>;
+pub use reader::R;
 
 /// Reads one section of an object file, decompressed; `None` when absent.
 pub type SectionFn<'a> = dyn FnMut(&str) -> Result<Option<Bytes>, DebugDataError> + 'a;
 
-/// Owns the bytes behind every reader of a resolver (mapped file ranges, decompressed
-/// sections, split-DWARF files loaded later).
+/// The sections behind a resolver's readers (mapped file ranges, decompressed sections,
+/// split-DWARF files loaded later): what the cache bound counts, and whose pages a batch
+/// gives back. (Each reader keeps its own bytes alive.)
 #[derive(Default)]
 struct Backing {
     held: RefCell<Vec<Bytes>>,
@@ -54,15 +54,11 @@ impl Backing {
 
     fn reader(&self, data: Option<Bytes>, endian: RunTimeEndian) -> R {
         let Some(data) = data else {
-            return EndianSlice::new(&[], endian);
+            return R::empty_of(endian);
         };
         self.bytes.set(self.bytes.get() + data.len() as u64);
-        // SAFETY: the bytes are in a mapping or an `Rc` allocation that does not move, and
-        // `held` keeps it until the resolver is dropped, after its context and split units
-        // (which hold these slices): `backing` is the resolver's last field.
-        let slice: &'static [u8] = unsafe { std::slice::from_raw_parts(data.as_ptr(), data.len()) };
-        self.held.borrow_mut().push(data);
-        EndianSlice::new(slice, endian)
+        self.held.borrow_mut().push(data.clone());
+        R::new(data, endian)
     }
 }
 
@@ -105,7 +101,6 @@ pub struct DwarfResolver {
     files: RefCell<HashMap<Box<str>, Text>>,
     /// Qualified names rebuilt for subprograms without a linkage name.
     qualified: names::Names,
-    /// Must stay the last field: dropped after everything that reads from it.
     backing: Backing,
 }
 
@@ -333,6 +328,7 @@ impl DwarfResolver {
     ) -> Option<Found> {
         let named = |f: &Frame| {
             f.name
+                .clone()
                 .map(|name| addr2line::FunctionName { name, language })
         };
         let outer = frames.last()?;
@@ -547,8 +543,8 @@ fn load_split_sections(
         Ok(sections
             .iter()
             .find(|(s, _)| *s == id)
-            .map(|(_, r)| *r)
-            .unwrap_or(empty))
+            .map(|(_, r)| r.clone())
+            .unwrap_or_else(|| empty.clone()))
     })
 }
 
@@ -601,7 +597,7 @@ impl SplitDwarf {
             // A .dwo is for one skeleton: check it is the one asked for.
             let mut units = dwarf.units();
             let matches = matches!(units.next(), Ok(Some(h)) if dwarf
-                .unit(h)
+                .unit(h.clone())
                 .ok()
                 .and_then(|u| u.dwo_id)
                 .is_none_or(|id| id == load.dwo_id));
@@ -626,19 +622,19 @@ const READER_FIXTURES: &[&str] = &[
     "fixtures/corpus/elf/libmathlib-gcc-O0.so",
 ];
 
-/// The DWARF of a fixture (relative to the crate), its bytes leaked for `R`'s lifetime.
+/// The DWARF of a fixture (relative to the crate).
 #[cfg(test)]
 fn fixture_dwarf(path: &str) -> gimli::Dwarf<R> {
     use object::{Object, ObjectSection};
     let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
-    let data: &'static [u8] = Box::leak(std::fs::read(&full).unwrap().into_boxed_slice());
-    let file = object::File::parse(data).unwrap();
+    let data = Rc::new(FileBytes::open(Path::new(&full)).unwrap());
+    let file = object::File::parse(&**data).unwrap();
     gimli::Dwarf::load(|id| -> Result<R, gimli::Error> {
         let bytes = file
             .section_by_name(id.name())
             .and_then(|s| s.data().ok())
             .unwrap_or(&[]);
-        Ok(gimli::EndianSlice::new(bytes, RunTimeEndian::Little))
+        Ok(R::new(Bytes::of(&data, bytes), RunTimeEndian::Little))
     })
     .unwrap()
 }

@@ -234,14 +234,23 @@ impl<'a> Cursor<'a> {
     /// At the unit's first DIE.
     pub(super) fn new(unit: &'a gimli::UnitRef<'a, R>) -> gimli::Result<Cursor<'a>> {
         let root = unit.header.root_offset();
-        let input = unit.header.range_from(root..)?;
+        // The unit's DIEs as a part of its `.debug_info` (borrowed for `'a`, where the
+        // header's own reader would be a value of this function).
+        let Some(at) = unit.header.debug_info_offset() else {
+            return Err(gimli::Error::UnsupportedOffset);
+        };
+        let section = gimli::Section::reader(&unit.dwarf.debug_info);
+        let end = at.0.checked_add(unit.header.length_including_self());
+        let bytes = end
+            .and_then(|end| section.slice().get(at.0.checked_add(root.0)?..end))
+            .ok_or_else(eof)?;
         Ok(Cursor {
             unit,
-            bytes: input.slice(),
+            bytes,
             base: root.0,
             pos: 0,
             depth: 0,
-            big_endian: gimli::Endianity::is_big_endian(gimli::Reader::endian(&input)),
+            big_endian: gimli::Endianity::is_big_endian(gimli::Reader::endian(section)),
         })
     }
 

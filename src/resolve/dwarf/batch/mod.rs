@@ -122,10 +122,10 @@ pub(super) fn unit_frames(
     let mut dies: std::collections::HashMap<usize, DieInfo, Fast> = Default::default();
     let mut info = |die: Off| -> Result<DieInfo, Fallback> {
         if let Some(d) = dies.get(&die.0) {
-            return Ok(*d);
+            return Ok(d.clone());
         }
         let d = die_info(units, dwarf, &unit, die)?;
-        dies.insert(die.0, d);
+        dies.insert(die.0, d.clone());
         Ok(d)
     };
     asks.iter()

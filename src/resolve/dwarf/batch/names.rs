@@ -7,7 +7,7 @@ use super::units::Units;
 use super::{Fallback, Off, URef};
 use crate::resolve::dwarf::R;
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(super) struct DieInfo {
     pub(super) name: Option<R>,
     pub(super) call_file: Option<u64>,
