@@ -338,6 +338,56 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Steps over DIEs the walk does nothing with, while the next DIE's depth is above
+    /// `floor`: null entries, and DIEs whose tag is neither a subprogram nor, where
+    /// `inlines_too`, an inlined call. Stops at anything else (an abbreviation without a
+    /// plan, a read past the end included: [`Self::next`] then reads or reports it).
+    /// Most of a big unit's DIEs are variables, parameters, types and call sites: stepped
+    /// over here without the per-DIE work of the walk's loop.
+    #[inline(always)]
+    pub(super) fn skip_others(&mut self, plans: &Plans, floor: isize, inlines_too: bool) {
+        while self.depth > floor {
+            let Some(&b) = self.bytes.get(self.pos) else {
+                return;
+            };
+            if b == 0 {
+                self.pos += 1;
+                self.depth -= 1;
+                continue;
+            }
+            // One-byte codes only; others go through `next`.
+            let Some(plan) = plans
+                .plans
+                .get(usize::from(b.wrapping_sub(1)))
+                .filter(|_| b < 0x80)
+            else {
+                return;
+            };
+            if plan.tag == gimli::DW_TAG_subprogram
+                || (inlines_too && plan.tag == gimli::DW_TAG_inlined_subroutine)
+            {
+                return;
+            }
+            let start = self.pos;
+            self.pos += 1;
+            let stepped = match (plan.fixed, plan.steps) {
+                (Some(n), _) => self.skip(n as usize),
+                (None, Some((first, count))) => plans.steps
+                    [first as usize..(first + count) as usize]
+                    .iter()
+                    .try_for_each(|&step| self.step(step)),
+                (None, None) => Err(eof()),
+            };
+            if stepped.is_err() {
+                self.pos = start;
+                return;
+            }
+            if plan.children {
+                self.depth += 1;
+            }
+        }
+    }
+
     /// Steps over the next DIE; `None` for the null entry closing a list of children,
     /// else its tag. Where `wanted(tag)`, its address range attributes are handed to
     /// `take` as gimli reads them.

@@ -185,6 +185,11 @@ pub(super) fn walk(
     // Filled only for the DIEs `wanted` picks, emptied after each.
     let mut attrs = RangeAttrs::default();
     while !cursor.is_empty() {
+        let floor = open.last().map_or(isize::MIN, |o| o.0);
+        cursor.skip_others(plans, floor, context.0.is_some());
+        if cursor.is_empty() {
+            break;
+        }
         let depth = cursor.depth();
         while open.last().is_some_and(|o| o.0 >= depth) {
             open.pop();
