@@ -62,6 +62,13 @@ impl Backing {
     }
 }
 
+/// A split unit: its `.dwo` file's (or `.dwp` part's) sections, and the unit in them with
+/// its skeleton's relocated attributes (addr2line's `DwoUnit`).
+struct SplitUnit {
+    dwarf: Arc<gimli::Dwarf<R>>,
+    unit: gimli::Unit<R>,
+}
+
 /// Where `.dwo` files and the `.dwp` package of a split-DWARF binary are looked for.
 struct SplitDwarf {
     package: Option<gimli::DwarfPackage<R>>,
@@ -101,6 +108,9 @@ pub struct DwarfResolver {
     files: RefCell<HashMap<Box<str>, Text>>,
     /// Qualified names rebuilt for subprograms without a linkage name.
     qualified: names::Names,
+    /// Split units' DWARF by their skeleton's index in `units`, for the batch path:
+    /// loaded once, kept for later batches (`None`: not found).
+    split_units: RefCell<HashMap<usize, Option<Rc<SplitUnit>>>>,
     backing: Backing,
 }
 
@@ -183,6 +193,7 @@ impl DwarfResolver {
             names_at: Default::default(),
             files: Default::default(),
             qualified: Default::default(),
+            split_units: Default::default(),
             backing,
         }))
     }
@@ -287,17 +298,37 @@ impl DwarfResolver {
         let mut scratch = batch::Scratch::default();
         for group in by_unit.chunk_by(|a, b| a.0 == b.0) {
             let entry = &units.units[group[0].0];
+            let split = match entry.unit.dwo_id {
+                Some(_) => match self.split_unit(group[0].0, &entry.unit) {
+                    Some(s) => Some(s),
+                    None => {
+                        left.extend(group.iter().map(|&(_, k)| k));
+                        continue;
+                    }
+                },
+                None => None,
+            };
             asks.clear();
             asks.extend(group.iter().map(|&(_, k)| addrs[k]));
+            let skeleton = gimli::UnitRef::new(&self.dwarf, &entry.unit);
+            let (unit, refs) = match &split {
+                Some(s) => (gimli::UnitRef::new(&s.dwarf, &s.unit), None),
+                None => (skeleton, Some(units)),
+            };
             let answers = batch::unit_frames(
-                &self.dwarf,
-                units,
-                entry,
+                &unit,
+                &skeleton,
+                refs,
                 &asks,
                 &|p| self.file(&p),
                 &mut scratch,
             );
-            let unit = gimli::UnitRef::new(&self.dwarf, &entry.unit);
+            // As `lookup_named`: a DWARF 5 skeleton has no DW_AT_language, its split unit
+            // does.
+            let lang = match &split {
+                Some(_) => entry.lang.or_else(|| unit_language(&unit)),
+                None => entry.lang,
+            };
             for (&(_, k), answer) in group.iter().zip(answers) {
                 let Ok(frames) = answer else {
                     left.push(k);
@@ -305,7 +336,7 @@ impl DwarfResolver {
                 };
                 found(
                     k,
-                    self.symbolized(&unit, entry.lang, addrs[k], &frames, symbol_at),
+                    self.symbolized(&unit, lang, addrs[k], &frames, symbol_at),
                 );
             }
             // Done with this unit's DIEs and rows: on a big file, keeping every page read
@@ -315,6 +346,33 @@ impl DwarfResolver {
             }
         }
         left
+    }
+
+    /// The split unit of the skeleton `skeleton` (the `index`th of `units`), as addr2line
+    /// finds and prepares it (`ResUnit::dwarf_and_unit`); `None` when not found.
+    fn split_unit(&self, index: usize, skeleton: &gimli::Unit<R>) -> Option<Rc<SplitUnit>> {
+        if let Some(known) = self.split_units.borrow().get(&index) {
+            return known.clone();
+        }
+        let found = (|| {
+            let path = match skeleton.dwo_name().ok()? {
+                Some(v) => Some(self.dwarf.attr_string(skeleton, v).ok()?),
+                None => None,
+            };
+            let load = SplitDwarfLoad {
+                dwo_id: skeleton.dwo_id?,
+                comp_dir: skeleton.comp_dir.clone(),
+                path,
+                parent: self.dwarf.clone(),
+            };
+            let dwarf = self.split.load(&load, &self.backing)?;
+            let header = dwarf.units().next().ok()??;
+            let mut unit = dwarf.unit(header).ok()?;
+            unit.copy_relocated_attributes(skeleton);
+            Some(Rc::new(SplitUnit { dwarf, unit }))
+        })();
+        self.split_units.borrow_mut().insert(index, found.clone());
+        found
     }
 
     /// The answer from an address's frames, innermost first, as addr2line gives them.

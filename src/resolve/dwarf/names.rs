@@ -8,13 +8,22 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use gimli::{AttributeValue, UnitOffset, UnitSectionOffset};
+use gimli::{AttributeValue, UnitOffset};
 
 use crate::resolve::dwarf::R;
 
 type Parents = HashMap<UnitOffset<usize>, UnitOffset<usize>>;
-/// A DIE of the file: its unit and its offset there.
-type DieKey = (UnitSectionOffset<usize>, UnitOffset<usize>);
+/// A DIE: its unit ([`unit_key`]) and its offset in the unit.
+type DieKey = (usize, UnitOffset<usize>);
+
+/// A unit, told apart by where it starts in memory: the section offsets of split units
+/// (each `.dwo`, each part of a `.dwp`) all start at 0.
+fn unit_key(unit: &gimli::UnitRef<'_, R>) -> usize {
+    let section = gimli::Section::reader(&unit.dwarf.debug_info)
+        .slice()
+        .as_ptr() as usize;
+    section + unit.header.offset().0
+}
 
 /// Hops through `DW_AT_specification`/`DW_AT_abstract_origin`, and nesting depth of
 /// types in template arguments: bounds against cyclic or hostile DWARF.
@@ -24,7 +33,7 @@ const MAX_HOPS: usize = 8;
 pub struct Names {
     /// Per unit: the scope (namespace, class, unit) of each DIE declared in one; function
     /// bodies are not walked.
-    parents: RefCell<HashMap<UnitSectionOffset<usize>, Rc<Parents>>>,
+    parents: RefCell<HashMap<usize, Rc<Parents>>>,
     done: RefCell<HashMap<DieKey, Option<Rc<str>>>>,
 }
 
@@ -51,7 +60,7 @@ impl Names {
     /// `ns::Class<Args>::name<Args>` for the subprogram or inlined call at `die`; `None`
     /// when the DWARF gives no name.
     pub fn qualified(&self, unit: &gimli::UnitRef<'_, R>, die: UnitOffset) -> Option<Rc<str>> {
-        let key = (unit.header.offset(), die);
+        let key = (unit_key(unit), die);
         if let Some(v) = self.done.borrow().get(&key) {
             return v.clone();
         }
@@ -99,7 +108,7 @@ impl Names {
     }
 
     fn parents(&self, unit: &gimli::UnitRef<'_, R>) -> Rc<Parents> {
-        let key = unit.header.offset();
+        let key = unit_key(unit);
         if let Some(p) = self.parents.borrow().get(&key) {
             return p.clone();
         }

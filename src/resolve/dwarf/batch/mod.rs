@@ -26,7 +26,7 @@ use names::{DieInfo, die_info};
 use rows::{file_path, scan_lines};
 use walk::{Ambiguous, duplicated, find, inline_chain, walk};
 
-pub(super) use units::{Cover, UnitEntry, Units, unit_bytes};
+pub(super) use units::{Cover, Units, unit_bytes};
 
 type URef<'a> = gimli::UnitRef<'a, R>;
 type Off = gimli::UnitOffset<usize>;
@@ -38,8 +38,6 @@ pub(super) enum Fallback {
     /// A read failed (a DIE, an attribute, the line program): addr2line's tables would
     /// fail too, or build differently.
     Unreadable,
-    /// A split-DWARF skeleton: the DIEs are in a `.dwo` or `.dwp`.
-    SplitUnit,
     /// A name in the supplementary (dwz) file.
     Supplementary,
     /// Line sequences that overlap over and over: addr2line's sorted lookups are faster.
@@ -75,25 +73,25 @@ pub(in crate::resolve::dwarf) struct Scratch {
 /// decides.
 pub(super) type Answer = Result<Vec<Frame>, Fallback>;
 
-/// The frames of the sorted `asks`, all in `unit` (the only unit holding each).
+/// The frames of the sorted `asks`, all in one unit (the only unit holding each): its DIEs
+/// in `unit`, its line program in `lines_of` (the same unit, or the skeleton of the split
+/// unit `unit`: addr2line reads rows and call files from the skeleton's line table).
+/// `units`: where references into other units lead (none from a split unit).
 pub(super) fn unit_frames(
-    dwarf: &gimli::Dwarf<R>,
-    units: &Units,
-    entry: &UnitEntry,
+    unit: &URef<'_>,
+    lines_of: &URef<'_>,
+    units: Option<&Units>,
     asks: &[u64],
     intern: &dyn Fn(String) -> Text,
     scratch: &mut Scratch,
 ) -> Vec<Answer> {
     let unknown = |why: Fallback| (0..asks.len()).map(|_| Err(why)).collect();
-    if entry.unit.dwo_id.is_some() {
-        return unknown(Fallback::SplitUnit);
-    }
-    let unit = URef::new(dwarf, &entry.unit);
+    let unit = *unit;
     let cands = match walk(&unit, asks, scratch) {
         Ok(c) => c,
         Err(why) => return unknown(why),
     };
-    let lines = match scan_lines(&unit, asks, &mut scratch.rows) {
+    let lines = match scan_lines(lines_of, asks, &mut scratch.rows) {
         Ok(l) => l,
         Err(why) => return unknown(why),
     };
@@ -114,7 +112,7 @@ pub(super) fn unit_frames(
         if let Some((_, f)) = files.iter().find(|f| f.0 == index) {
             return f.clone();
         }
-        let f = file_path(&unit, index).map(intern);
+        let f = file_path(lines_of, index).map(intern);
         files.push((index, f.clone()));
         f
     };
@@ -124,7 +122,7 @@ pub(super) fn unit_frames(
         if let Some(d) = dies.get(&die.0) {
             return Ok(d.clone());
         }
-        let d = die_info(units, dwarf, &unit, die)?;
+        let d = die_info(units, &unit, die)?;
         dies.insert(die.0, d.clone());
         Ok(d)
     };

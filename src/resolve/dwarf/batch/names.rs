@@ -16,8 +16,7 @@ pub(super) struct DieInfo {
 
 /// A subprogram's or inlined call's name, call file and line, as addr2line reads them.
 pub(super) fn die_info(
-    units: &Units,
-    dwarf: &gimli::Dwarf<R>,
+    units: Option<&Units>,
     unit: &URef<'_>,
     die: Off,
 ) -> Result<DieInfo, Fallback> {
@@ -40,7 +39,7 @@ pub(super) fn die_info(
                 info.name = unit.attr_string(attr.value()).ok();
             }
             gimli::DW_AT_abstract_origin | gimli::DW_AT_specification if info.name.is_none() => {
-                info.name = name_attr(units, dwarf, unit, attr.value(), 16)?;
+                info.name = name_attr(units, unit, attr.value(), 16)?;
             }
             gimli::DW_AT_call_file => {
                 // DWARF 5 numbers files from 0; before, 0 meant none.
@@ -58,8 +57,7 @@ pub(super) fn die_info(
 }
 
 fn name_attr(
-    units: &Units,
-    dwarf: &gimli::Dwarf<R>,
+    units: Option<&Units>,
     unit: &URef<'_>,
     value: AttributeValue<R>,
     limit: usize,
@@ -68,22 +66,24 @@ fn name_attr(
         return Ok(None);
     }
     match value {
-        AttributeValue::UnitRef(offset) => name_entry(units, dwarf, unit, offset, limit),
+        AttributeValue::UnitRef(offset) => name_entry(units, unit, offset, limit),
         AttributeValue::DebugInfoRef(dr) => {
+            // From a split unit: left to addr2line.
             let missing = Fallback::Unreadable;
-            let other = units.holding(dr.0).ok_or(missing)?;
+            let other = units.ok_or(missing)?.holding(dr.0).ok_or(missing)?;
             let offset = dr.to_unit_offset(&other.unit.header).ok_or(missing)?;
-            name_entry(units, dwarf, &URef::new(dwarf, &other.unit), offset, limit)
+            name_entry(units, &URef::new(unit.dwarf, &other.unit), offset, limit)
         }
         // In the supplementary file: left to addr2line.
-        AttributeValue::DebugInfoRefSup(_) if dwarf.sup.is_some() => Err(Fallback::Supplementary),
+        AttributeValue::DebugInfoRefSup(_) if unit.dwarf.sup.is_some() => {
+            Err(Fallback::Supplementary)
+        }
         _ => Ok(None),
     }
 }
 
 fn name_entry(
-    units: &Units,
-    dwarf: &gimli::Dwarf<R>,
+    units: Option<&Units>,
     unit: &URef<'_>,
     offset: Off,
     limit: usize,
@@ -115,7 +115,7 @@ fn name_entry(
         return Ok(name);
     }
     match next {
-        Some(next) => name_attr(units, dwarf, unit, next, limit - 1),
+        Some(next) => name_attr(units, unit, next, limit - 1),
         None => Ok(None),
     }
 }
