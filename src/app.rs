@@ -20,7 +20,6 @@ pub const EXIT_NOTHING_RESOLVED: u8 = 3;
 /// for any (its loop around `Api::handle_or_wait`), `symbolicate` fetches what the
 /// profile needs all at once (`SymbolStore::fetch_all`).
 fn store(mut opts: SymbolOptions) -> SymbolStore {
-    opts.one_by_one = std::env::var_os("PROFILER_SYMBOL_SERVER_ONE_BY_ONE").is_some();
     if let Ok(nt) = std::env::var("_NT_SYMBOL_PATH") {
         opts.symbol_path.extend(crate::cli::SymbolPath::parse(&nt));
     }

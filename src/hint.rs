@@ -421,7 +421,6 @@ mod tests {
             path: &fixture,
             companions: &none,
             verbose: false,
-            one_by_one: false,
         };
         let id = "1F888B6846F37DD10B8171FD83CBEC3B0";
         let module = crate::resolve::open::open(&id.into(), &ctx).unwrap();
@@ -440,7 +439,6 @@ mod tests {
                 path: &file,
                 companions: &none,
                 verbose: false,
-                one_by_one: false,
             };
             let module = crate::resolve::open::open(&pdb_id.into(), &ctx).unwrap();
             let (line, _) = found("libfoo.so", &module, None, None, false);
@@ -479,7 +477,6 @@ mod tests {
                 symbols,
                 debug_map: None,
                 unsized_symbols: false,
-                one_by_one: false,
                 warnings: Vec::new(),
             }))
         };

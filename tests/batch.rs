@@ -21,11 +21,7 @@ fn both_paths(dir: &str, name: &str, id: &str, offsets: &[u64], what: &str) -> V
     });
     let args = ["--symbol-dir", dir, "/symbolicate/v5"];
     let batch = query_stdin(&args, &[], &request);
-    let single = query_stdin(
-        &args,
-        &[("PROFILER_SYMBOL_SERVER_ONE_BY_ONE", "1")],
-        &request,
-    );
+    let single = one_by_one(&args, &request);
     let frames = |v: &Value| v["results"][0]["stacks"][0].as_array().cloned().unwrap();
     let (b, s) = (frames(&batch), frames(&single));
     assert_eq!(b.len(), offsets.len(), "{what}");
@@ -34,6 +30,30 @@ fn both_paths(dir: &str, name: &str, id: &str, offsets: &[u64], what: &str) -> V
     }
     assert_eq!(batch, single, "{what}");
     b
+}
+
+/// `query` with `PROFILER_SYMBOL_SERVER_ONE_BY_ONE`, which must say it took effect.
+fn one_by_one(args: &[&str], request: &Value) -> Value {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(BIN)
+        .arg("query")
+        .args(args)
+        .env_remove("DEBUGINFOD_URLS")
+        .env("PROFILER_SYMBOL_SERVER_ONE_BY_ONE", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let body = serde_json::to_vec(request).unwrap();
+    child.stdin.take().unwrap().write_all(&body).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "query failed: {stderr}");
+    let said = "PROFILER_SYMBOL_SERVER_ONE_BY_ONE: every DWARF address through addr2line alone";
+    assert!(stderr.contains(said), "the switch was not read: {stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn compare(cases: &[&str]) -> usize {

@@ -1,6 +1,7 @@
 //! The batch DWARF path against addr2line, on mutated ELF files: every answer of one
-//! many-address lookup must equal the answer addr2line gives address by address
-//! (`LoadContext::one_by_one`, the reference `tests/batch.rs` compares with).
+//! many-address lookup must equal the answer addr2line gives address by address (a lookup
+//! of one address never takes the batch path; `tests/batch.rs` compares the same two
+//! through `PROFILER_SYMBOL_SERVER_ONE_BY_ONE`, which is read once per process).
 //! The file is opened for its own debug ID, once per path (no state shared between them),
 //! and asked densely over the first 12 KiB of module offsets (the seeds' code and padding).
 //! A different answer, or a panic outside the `open` that contains parser panics, is a
@@ -10,11 +11,10 @@ use libfuzzer_sys::fuzz_target;
 use profiler_symbol_server::internals::{Companion, DebugId, LoadContext, Module, open};
 use std::path::Path;
 
-/// The module at `path`, for whatever debug ID it has; `one_by_one`: every address
-/// through addr2line alone.
-fn load(path: &Path, one_by_one: bool) -> Option<Module> {
+/// The module at `path`, for whatever debug ID it has.
+fn load(path: &Path) -> Option<Module> {
     let none = |_: &Path, _: Companion<'_>| Vec::new();
-    let ctx = LoadContext { path, companions: &none, verbose: false, one_by_one };
+    let ctx = LoadContext { path, companions: &none, verbose: false };
     let want = DebugId::new("00000000000000000000000000000000A");
     match open::open(&want, &ctx) {
         Ok(m) => Some(m),
@@ -39,9 +39,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let offsets: Vec<u64> = (0..0x3000u64).collect();
-    let Some(batch) = load(&path, false) else { return };
+    let Some(batch) = load(&path) else { return };
     let batch = batch.lookup_sorted(&offsets);
-    let single = load(&path, true).map(|m| m.lookup_sorted(&offsets));
+    let single = load(&path).map(|m| {
+        offsets.iter().map(|&o| m.lookup_sorted(&[o]).pop().flatten()).collect::<Vec<_>>()
+    });
     let Some(single) = single else {
         panic!("the file opened once and not again");
     };

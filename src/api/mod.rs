@@ -5,12 +5,13 @@ mod again;
 mod answer;
 mod asm;
 mod idle;
+mod jobs;
 pub mod source;
 mod symbolicate;
 
 pub use answer::Answer;
+pub use jobs::parse_symbolicate_request;
 use source::SourceRequest;
-pub use symbolicate::parse_symbolicate_request;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -127,7 +128,7 @@ impl LibState {
 
 /// A request, parsed: what it asks and which modules its answer needs.
 enum Request {
-    Symbolicate(Vec<symbolicate::Job>),
+    Symbolicate(Vec<jobs::Job>),
     Source(SourceRequest),
     Asm(asm::AsmRequest),
 }
@@ -138,15 +139,12 @@ impl Request {
         if !known.contains(&path) {
             return Err(ApiError::not_found(format!("unknown API path {path}")));
         }
-        if path == "/symbolicate/v5"
-            && let Some(jobs) = symbolicate::parse_symbolicate_body(body)
-        {
-            return Ok(Request::Symbolicate(jobs));
+        if path == "/symbolicate/v5" {
+            return Ok(Request::Symbolicate(parse_symbolicate_request(body)?));
         }
         let request: Value = serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))?;
         Ok(match path {
-            "/symbolicate/v5" => Request::Symbolicate(parse_symbolicate_request(&request)?),
             "/source/v1" => Request::Source(SourceRequest::parse(&request)?),
             _ => Request::Asm(asm::AsmRequest::parse(&request)?),
         })

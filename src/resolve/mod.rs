@@ -64,14 +64,6 @@ pub enum Module {
 }
 
 impl Module {
-    /// Applies what the load context says of lookups to a loaded module.
-    fn with_context(mut self, ctx: &LoadContext<'_>) -> Module {
-        if let Module::Native(n) = &mut self {
-            n.one_by_one = ctx.one_by_one;
-        }
-        self
-    }
-
     /// Resolves module offsets, which must be sorted ascending (one pass per module).
     pub fn lookup_sorted(&self, offsets: &[u64]) -> Vec<Option<Symbolized>> {
         let mut out = vec![None; offsets.len()];
@@ -320,10 +312,6 @@ pub struct LoadContext<'a> {
     /// Given the binary's path and a companion, the paths to try.
     pub companions: &'a CompanionPaths<'a>,
     pub verbose: bool,
-    /// Every address of a DWARF module through addr2line alone, never the batch path: the
-    /// reference the batch path is tested against (slower on big requests);
-    /// `PROFILER_SYMBOL_SERVER_ONE_BY_ONE` in the environment, read once at start.
-    pub one_by_one: bool,
 }
 
 /// Demangles an Itanium C++ (`_Z…`), Rust (`_R…`, legacy `_ZN…`) or MSVC (`?…`) name;

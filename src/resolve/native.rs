@@ -6,6 +6,26 @@ use super::dwarf::{DwarfResolver, Found};
 use super::funcs::FunctionTable;
 use super::{LoadError, LoadErrorKind, Symbolized};
 
+/// Test and fuzz hook, not an option: every DWARF address through addr2line alone, never
+/// the batch path (`src/resolve/dwarf/batch/`), which `tests/batch.rs` checks against it
+/// (same answers, slower on big requests). Set by `PROFILER_SYMBOL_SERVER_ONE_BY_ONE` in
+/// the environment, read once per process, and said on stderr when set (the test checks
+/// that it took effect). The `batch` fuzz target compares the two paths in one process by
+/// asking for one address at a time, which never takes the batch path.
+fn one_by_one() -> bool {
+    static ONE_BY_ONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ONE_BY_ONE.get_or_init(|| {
+        let set = std::env::var_os("PROFILER_SYMBOL_SERVER_ONE_BY_ONE").is_some();
+        if set {
+            crate::elog!(
+                "PROFILER_SYMBOL_SERVER_ONE_BY_ONE: every DWARF address through addr2line \
+                 alone (a test hook)"
+            );
+        }
+        set
+    })
+}
+
 /// What the DWARF says of an address, for [`NativeModule::lookup_at`].
 enum DwarfAnswer {
     /// The batch path's answer (`None`: nothing in the DWARF there).
@@ -32,9 +52,6 @@ pub struct NativeModule {
     /// The symbols carry no size (Mach-O, PE exports): each reaches to the next function start,
     /// over any padding. Where DWARF describes the code, its units say where none is.
     pub unsized_symbols: bool,
-    /// Every address through addr2line alone, never the batch path (see
-    /// [`super::LoadContext::one_by_one`]).
-    pub one_by_one: bool,
     /// Companion files found but rejected (e.g. a `.gnu_debuglink` target whose CRC
     /// differs): reported in `module_errors` although the module itself was found.
     pub warnings: Vec<LoadError>,
@@ -107,7 +124,7 @@ impl NativeModule {
             .enumerate()
             .filter_map(|(i, &o)| Some((i, self.base.checked_add(o).filter(|&a| self.in_code(a))?)))
             .collect();
-        let batch = offsets.len() > 1 && !self.one_by_one;
+        let batch = offsets.len() > 1 && !one_by_one();
         let mut left: Vec<usize> = (0..addrs.len()).collect();
         if let Some(d) = self.dwarf.as_ref().filter(|_| batch) {
             let wanted: Vec<u64> = addrs.iter().map(|a| a.1).collect();

@@ -23,7 +23,7 @@ fn open_error(path: &Path, e: std::io::Error) -> LoadError {
 /// Opens the file at `ctx.path` whatever its format, if its debug ID is `want`. A panic
 /// in a parser (the `pdb` crate has some on corrupt files) becomes this file's error.
 pub fn open(want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
-    contained(ctx.path, || open_file(want, ctx)).map(|m| m.with_context(ctx))
+    contained(ctx.path, || open_file(want, ctx))
 }
 
 /// Runs a parser over untrusted input, a panic in it becoming the error of the file
@@ -185,7 +185,6 @@ pub fn open_code(
                 path,
                 companions: &none,
                 verbose: false,
-                one_by_one: false,
             };
             macho::select(&data, &DebugId::new(&want), &ctx)
                 .map_err(|e| CodeError::Member(e.message))?

@@ -240,7 +240,6 @@ impl SymbolStore {
                     path: shown,
                     companions: &none,
                     verbose: self.opts.verbose,
-                    one_by_one: self.opts.one_by_one,
                 };
                 resolve::open::open_image(image, breakpad_id, &ctx)
             }
@@ -372,7 +371,6 @@ impl SymbolStore {
             path,
             companions: &companions,
             verbose: self.opts.verbose,
-            one_by_one: self.opts.one_by_one,
         };
         resolve::open::open(breakpad_id, &ctx)
     }

@@ -63,7 +63,4 @@ pub struct SymbolOptions {
     pub simpleperf_binary_caches: Vec<PathBuf>,
     /// dyld shared caches (main files) to read system libraries from.
     pub dyld_shared_caches: Vec<PathBuf>,
-    /// `PROFILER_SYMBOL_SERVER_ONE_BY_ONE` (tests and the fuzzer's reference): see
-    /// [`crate::resolve::LoadContext::one_by_one`].
-    pub one_by_one: bool,
 }

@@ -260,7 +260,6 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         dwarf,
         symbols,
         unsized_symbols: false,
-        one_by_one: false,
         debug_map: None,
         warnings,
     })

@@ -218,7 +218,6 @@ impl DyldCache {
             dwarf: None,
             symbols: table,
             unsized_symbols: true,
-            one_by_one: false,
             debug_map: None,
             warnings: Vec::new(),
         })

@@ -182,7 +182,6 @@ pub fn load(
             &super::funcs::code_sections(&file),
         ),
         unsized_symbols: true,
-        one_by_one: false,
         debug_map,
         warnings,
     })

@@ -83,7 +83,6 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
         dwarf: None,
         symbols,
         unsized_symbols: true,
-        one_by_one: false,
         warnings: Vec::new(),
     })))
 }

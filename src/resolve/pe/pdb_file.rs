@@ -355,12 +355,14 @@ fn read_index<S: pdb::Source<'static> + 'static>(
         _ => 4,
     };
     let mut modules = Vec::new();
+    // By name in ASCII lower case: MSVC writes a cross-module import's module name in
+    // lower case (`…\release\client_info.obj` for the module `…\Release\client_info.obj`).
     let mut module_by_name: HashMap<String, usize> = HashMap::new();
     let mut list = dbi.modules()?;
     while let Some(module) = list.next()? {
-        module_by_name.insert(module.module_name().into_owned(), modules.len());
+        module_by_name.insert(module.module_name().to_ascii_lowercase(), modules.len());
         module_by_name
-            .entry(module.object_file_name().into_owned())
+            .entry(module.object_file_name().to_ascii_lowercase())
             .or_insert(modules.len());
         modules.push(pdb.module_info(&module)?);
     }
@@ -523,7 +525,7 @@ impl<'a> Batch<'a> {
         let pdb::CrossModuleRef(pdb::ModuleRef(name), local) =
             info.imports().ok()?.resolve_import(id).ok()?;
         let name = name.to_string_lossy(self.parts.strings.as_ref()?).ok()?;
-        let m = *self.parts.module_by_name.get(name.as_ref())?;
+        let m = *self.parts.module_by_name.get(&name.to_ascii_lowercase())?;
         let mut exports = self.exports.borrow_mut();
         let e = exports.entry(m).or_insert_with(|| {
             self.parts
