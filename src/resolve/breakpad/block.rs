@@ -1,7 +1,6 @@
 //! One FUNC block of a `.sym`: its record and the INLINE and line records after it,
 //! parsed only where they hold an asked offset.
 
-use super::lookup::demangled;
 use super::*;
 
 pub(super) struct Line {

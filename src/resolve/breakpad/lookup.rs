@@ -157,26 +157,6 @@ impl SymFile {
     }
 }
 
-/// A name left mangled in a `.sym` (Itanium C++ or Rust: dump_syms keeps what it could not
-/// demangle, other tools write raw names) demangled as every other source's; anything else,
-/// MSVC names included (dump_syms demangles those itself), as the file has it.
-pub(super) fn demangled_text(name: Text) -> Text {
-    if name.starts_with("_Z") || name.starts_with("_R") {
-        crate::resolve::demangle(&name).into()
-    } else {
-        name
-    }
-}
-
-/// As [`demangled_text`], for an owned name.
-pub(super) fn demangled(name: String) -> String {
-    if name.starts_with("_Z") || name.starts_with("_R") {
-        crate::resolve::demangle(&name)
-    } else {
-        name
-    }
-}
-
 /// dump_syms' own names for code it has no name for: `<.plt ELF section in libx.so>`
 /// (section starts), `<unknown in libx.so>`, and Breakpad's `<name omitted>`. Anything else
 /// that starts with `<` is a real name (Rust's `<T as Trait>::f`).

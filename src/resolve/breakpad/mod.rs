@@ -303,6 +303,26 @@ impl SymFile {
     }
 }
 
+/// A name left mangled in a `.sym` (Itanium C++ or Rust: dump_syms keeps what it could not
+/// demangle, other tools write raw names) demangled as every other source's; anything else,
+/// MSVC names included (dump_syms demangles those itself), as the file has it.
+pub(super) fn demangled_text(name: Text) -> Text {
+    if name.starts_with("_Z") || name.starts_with("_R") {
+        crate::resolve::demangle(&name).into()
+    } else {
+        name
+    }
+}
+
+/// As [`demangled_text`], for an owned name.
+pub(super) fn demangled(name: String) -> String {
+    if name.starts_with("_Z") || name.starts_with("_R") {
+        crate::resolve::demangle(&name)
+    } else {
+        name
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::block::*;
