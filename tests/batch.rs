@@ -61,8 +61,7 @@ fn compare(cases: &[&str]) -> usize {
     for c in cases {
         truths.extend(truth_files(c).iter().map(|f| Truth::load(f)));
     }
-    // Split-DWARF cases resolve through addr2line either way; keep them (the batch path
-    // must hand them over).
+    // Split-DWARF cases too: the batch path reads their .dwo/.dwp as addr2line does.
     let mut compared = 0;
     let mut inline_frames = 0;
     for t in &truths {

@@ -5,9 +5,12 @@
 //! program, keeping only what those addresses need.
 //!
 //! The answers are addr2line's: the same unit, function, inline chain and row, found by the
-//! same binary searches over the same sorted ranges. Where its choice would depend on the
-//! order of equal keys (duplicate ranges), on a split-DWARF or supplementary file, or where
-//! its tables would fail to build, the address is left to addr2line (a [`Fallback`]).
+//! same binary searches over the same sorted ranges. A split unit is read from its `.dwo`
+//! (or `.dwp` part), its rows and call files from its skeleton's line program, as
+//! addr2line reads them. Where its choice would depend on the order of equal keys
+//! (duplicate ranges), on a supplementary file, on a reference out of a split unit, or
+//! where its tables would fail to build, the address is left to addr2line (a
+//! [`Fallback`]); so are the addresses of a split unit whose `.dwo` is not found.
 //!
 //! Files: `units.rs` (the unit table), `rows.rs` (the line program's row sink),
 //! `walk.rs` (the DIE walk and inline chains), `names.rs` (names and call sites).
