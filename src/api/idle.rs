@@ -95,7 +95,18 @@ impl Api {
                 .module(&m.lib.debug_name, &m.lib.breakpad_id, Some(&m.lib))
             {
                 ModuleState::Ready(module) => {
-                    let end = (work.pos + work.chunk).min(m.offsets.len());
+                    let mut end = (work.pos + work.chunk).min(m.offsets.len());
+                    // To the end of the last unit the chunk reaches into: a batch reads
+                    // each unit it touches whole, so a unit cut in two is read twice.
+                    if let Some(part) = end
+                        .checked_sub(1)
+                        .and_then(|l| module.part_of(m.offsets[l]))
+                    {
+                        while end < m.offsets.len() && module.part_of(m.offsets[end]) == Some(part)
+                        {
+                            end += 1;
+                        }
+                    }
                     let t = Instant::now();
                     // Only the memo is wanted: the places are the next request's.
                     let _ =

@@ -87,6 +87,16 @@ impl Module {
         }
     }
 
+    /// Which part of the debug information one pass reads for `offset` (a DWARF unit),
+    /// where there is such a part: offsets of one part are best asked together, since a
+    /// batch reads each part it touches whole.
+    pub fn part_of(&self, offset: u64) -> Option<usize> {
+        match self {
+            Module::Native(m) => m.part_of(offset),
+            _ => None,
+        }
+    }
+
     /// The local debug file behind this module, for serving sources; `None` when the
     /// module came from a Breakpad file or a sidecar (whose paths need not be this
     /// machine's).

@@ -148,6 +148,11 @@ impl NativeModule {
         }
     }
 
+    /// See [`super::Module::part_of`].
+    pub fn part_of(&self, offset: u64) -> Option<usize> {
+        self.dwarf.as_ref()?.unit_of(self.base.checked_add(offset)?)
+    }
+
     fn in_code(&self, addr: u64) -> bool {
         self.code.is_empty() || self.code.iter().any(|&(s, e)| s <= addr && addr < e)
     }

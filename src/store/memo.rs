@@ -211,6 +211,16 @@ impl LoadedModule {
         // Answers may come in any order; merged into the memo in one pass.
         new.sort_unstable_by_key(|e| e.0);
         let mut memo = self.memo.borrow_mut();
+        // Past every offset remembered (idle-time work goes up a module's offsets a few
+        // at a time): appended, not merged; a merge per slice made the slices' total grow
+        // with the square of the profile's addresses.
+        if memo
+            .last()
+            .is_none_or(|l| new.first().is_none_or(|f| l.0 < f.0))
+        {
+            memo.extend(new);
+            return Ok(places);
+        }
         let old = std::mem::take(&mut *memo);
         memo.reserve_exact(old.len() + new.len());
         let (mut a, mut b) = (old.into_iter().peekable(), new.into_iter().peekable());

@@ -274,6 +274,14 @@ impl DwarfResolver {
         self.symbolized(&unit, language, addr, &frames, symbol_at)
     }
 
+    /// The unit the batch path reads for `addr`, if one alone holds it.
+    pub fn unit_of(&self, addr: u64) -> Option<usize> {
+        match self.units.cover(addr) {
+            batch::Cover::Unit(u) => Some(u),
+            batch::Cover::Nowhere | batch::Cover::Several => None,
+        }
+    }
+
     /// As [`Self::lookup_named`] for many sorted addresses, reading each unit they fall in
     /// once. Each answer goes to `found` with its address's index as its unit is done; the
     /// indices returned are those [`Self::lookup_named`] must answer.
