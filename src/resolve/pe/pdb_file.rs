@@ -403,8 +403,12 @@ fn read_index<S: pdb::Source<'static> + 'static>(
             }
         }
     }
-    // Stable: of procedures at one address, the last read answers (as before).
+    // Of procedures at one address (code the linker folded, funclets), the first read
+    // (modules in DBI order, each module's records in order) answers, as dump_syms
+    // chooses: the sort is stable and the others are dropped. (llvm-symbolizer names the
+    // address after a public symbol there, which is mostly the same one.)
     procs.sort_by_key(|p| p.start);
+    procs.dedup_by_key(|p| p.start);
 
     let mut publics = Vec::new();
     let globals = pdb.global_symbols()?;
