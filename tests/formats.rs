@@ -135,6 +135,12 @@ fn pe_and_pdb_cases_match() {
             ("0x2e78", FIRST_RANGE),
             ("0x2e7b", FIRST_RANGE),
             (
+                "0x328d",
+                "three procedures at one address (folded code): the first record names it, \
+                 as dump_syms does (FUNC m 328d _guard_check_icall_nop); llvm-symbolizer \
+                 names it after a public symbol, _initialize_invalid_parameter_handler",
+            ),
+            (
                 "0x3726",
                 "an import thunk: its public symbol ___CxxFrameHandler3 names it, the truth \
                  names no function",

@@ -355,14 +355,15 @@ fn read_index<S: pdb::Source<'static> + 'static>(
         _ => 4,
     };
     let mut modules = Vec::new();
-    // By name in ASCII lower case: MSVC writes a cross-module import's module name in
-    // lower case (`…\release\client_info.obj` for the module `…\Release\client_info.obj`).
+    // By name as `module_key` spells it: MSVC writes a cross-module import's module name
+    // in lower case and without `..` (`…\release\client_info.obj` for the module
+    // `…\Release\client_info.obj`).
     let mut module_by_name: HashMap<String, usize> = HashMap::new();
     let mut list = dbi.modules()?;
     while let Some(module) = list.next()? {
-        module_by_name.insert(module.module_name().to_ascii_lowercase(), modules.len());
+        module_by_name.insert(module_key(&module.module_name()), modules.len());
         module_by_name
-            .entry(module.object_file_name().to_ascii_lowercase())
+            .entry(module_key(&module.object_file_name()))
             .or_insert(modules.len());
         modules.push(pdb.module_info(&module)?);
     }
@@ -403,8 +404,12 @@ fn read_index<S: pdb::Source<'static> + 'static>(
             }
         }
     }
-    // Stable: of procedures at one address, the last read answers (as before).
+    // Of procedures at one address (code the linker folded, funclets), the first read
+    // (modules in DBI order, each module's records in order) answers, as dump_syms
+    // chooses: the sort is stable and the others are dropped. (llvm-symbolizer names the
+    // address after a public symbol there, which is mostly the same one.)
     procs.sort_by_key(|p| p.start);
+    procs.dedup_by_key(|p| p.start);
 
     let mut publics = Vec::new();
     let globals = pdb.global_symbols()?;
@@ -456,6 +461,23 @@ fn read_index<S: pdb::Source<'static> + 'static>(
         cache: RefCell::new(cache),
         cost,
     })
+}
+
+/// A module's name as MSVC writes it in a cross-module import: ASCII lower case, `.` and
+/// `..` components resolved (`d:\b\obj\release\x64\cpu.obj` for the module
+/// `D:\b\src\..\obj\Release\x64\cpu.obj`), `\` between components.
+fn module_key(name: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in name.split(['\\', '/']) {
+        match part {
+            "." => {}
+            ".." if parts.last().is_some_and(|p| !p.is_empty() && *p != "..") => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts.join("\\").to_ascii_lowercase()
 }
 
 // Raw symbol kinds (CodeView `SYM_ENUM_e`), for filtering before parsing.
@@ -525,7 +547,7 @@ impl<'a> Batch<'a> {
         let pdb::CrossModuleRef(pdb::ModuleRef(name), local) =
             info.imports().ok()?.resolve_import(id).ok()?;
         let name = name.to_string_lossy(self.parts.strings.as_ref()?).ok()?;
-        let m = *self.parts.module_by_name.get(&name.to_ascii_lowercase())?;
+        let m = *self.parts.module_by_name.get(&module_key(&name))?;
         let mut exports = self.exports.borrow_mut();
         let e = exports.entry(m).or_insert_with(|| {
             self.parts
@@ -827,5 +849,25 @@ impl PdbModule {
             line: line(outer),
             inlines: frames,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::module_key;
+
+    /// interpret-core 0.7.8's libebm_win_x64.pdb (MSVC 19.38, LTCG): the module
+    /// `…\compute\cpu_ebm\..\..\..\..\bld\…\Release\…\cpu_64.obj` is imported by
+    /// interpretable_numerics.obj as `d:\…\bld\…\release\…\cpu_64.obj` (`llvm-pdbutil dump
+    /// -xmi`, `-string-table`).
+    #[test]
+    fn module_key_is_the_import_spelling() {
+        let module = r"D:\a\interpret\interpret\shared\libebm\compute\cpu_ebm\..\..\..\..\bld\tmp\vs\obj\Release\win\x64\cpu_ebm\cpu_64.obj";
+        let import = r"d:\a\interpret\interpret\bld\tmp\vs\obj\release\win\x64\cpu_ebm\cpu_64.obj";
+        assert_eq!(module_key(module), import);
+        assert_eq!(module_key(import), import);
+        assert_eq!(module_key(r"C:\b\.\Release\x.obj"), r"c:\b\release\x.obj");
+        assert_eq!(module_key(r"..\x\..\y.obj"), r"..\y.obj");
+        assert_eq!(module_key("Import:KERNEL32.dll"), "import:kernel32.dll");
     }
 }
