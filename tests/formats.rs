@@ -128,7 +128,7 @@ fn pe_and_pdb_cases_match() {
             (
                 "0x2a3d",
                 "an inlined function of an anonymous namespace, named as dump_syms names it \
-                 (`anonymous namespace'::crash()); llvm-symbolizer prints MSVC's internal \
+                 ((anonymous namespace)::crash()); llvm-symbolizer prints MSVC's internal \
                  ?A0xc3a0617d::crash",
             ),
             ("0x2e15", FIRST_RANGE),

@@ -5,7 +5,9 @@
 //!   first address of each INLINE record has, at the record's depth, the INLINE_ORIGIN's
 //!   name; `fold.pdb` has code lld-link /opt:icf folded (three S_GPROC32 at one address,
 //!   the first with an inline site, two at another): the first record answers, as
-//!   dump_syms chooses (scripts/compare-pdb measures it on MSVC's PDBs);
+//!   dump_syms chooses (scripts/compare-pdb measures it on MSVC's PDBs); `anon.pdb`
+//!   has functions of anonymous namespaces, which dump_syms spells `(anonymous namespace)`
+//!   where MSVC and its demangler write `` `anonymous namespace' ``;
 //! - empty inline ranges: clang writes zero-length ranges into inlinee annotations
 //!   (`code 0xBE, code end 0xBE`); at every offset of the iostream program's functions
 //!   (`fixtures/pdb-names/io.pdb`) the inline chain is llvm-symbolizer's, frame by frame
@@ -85,7 +87,7 @@ fn parse_sym(path: &Path) -> Sym {
 fn pdbs_with_sym(corpus: &Path) -> Vec<(PathBuf, String, PathBuf)> {
     let mut out = Vec::new();
     let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pdb-names");
-    for name in ["sig.pdb", "fold.pdb", "io.pdb"] {
+    for name in ["sig.pdb", "fold.pdb", "anon.pdb", "io.pdb"] {
         let sym = own.join(name.replace(".pdb", ".sym"));
         out.push((own.clone(), name.to_string(), sym));
     }

@@ -110,6 +110,8 @@ fn strip_rust_hash(s: &str) -> &str {
 fn reduce(s: &str) -> String {
     let s = fold(s)
         .replace("(anonymous namespace)", "{anon}")
+        // MSVC's spelling, in truths of older tools (crash.sym's dump_syms).
+        .replace("`anonymous namespace'", "{anon}")
         .replace("operator()", "operator{call}");
     let mut out = String::new();
     let mut depth = 0usize;

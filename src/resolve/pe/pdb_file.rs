@@ -702,11 +702,25 @@ impl<'a> Batch<'a> {
 fn proc_name(formatter: &NameFormatter<'_, '_>, p: &pdb::ProcedureSymbol<'_>) -> String {
     let raw = p.name.to_string();
     if raw.starts_with('?') {
-        return demangle(&raw);
+        return dump_syms_spelling(demangle(&raw));
     }
-    formatter
-        .function(&raw, p.type_index)
-        .unwrap_or_else(|| raw.into_owned())
+    dump_syms_spelling(
+        formatter
+            .function(&raw, p.type_index)
+            .unwrap_or_else(|| raw.into_owned()),
+    )
+}
+
+/// Anonymous namespaces as dump_syms writes them in `.sym` files, `(anonymous namespace)`,
+/// where MSVC's names and demangler write `` `anonymous namespace' ``: Tecken serves
+/// dump_syms' names for Firefox's own Windows builds, and a local build must read alike.
+pub(super) fn dump_syms_spelling(name: String) -> String {
+    const MSVC: &str = "`anonymous namespace'";
+    if name.contains(MSVC) {
+        name.replace(MSVC, "(anonymous namespace)")
+    } else {
+        name
+    }
 }
 
 /// The name of an inlined function without its arguments, `Class::method` for member
@@ -788,6 +802,9 @@ impl PdbModule {
         else {
             return self.publics.lookup(offset).map(|mut s| {
                 s.function_size = None; // a guess from the next symbol, not a size
+                if s.function.contains('`') {
+                    s.function = dump_syms_spelling(s.function.to_string()).as_str().into();
+                }
                 s
             });
         };
@@ -827,7 +844,7 @@ impl PdbModule {
                     .or_insert_with(|| {
                         batch
                             .inlinee_name(p.module as usize, id)
-                            .map(|n| Text::from(n.as_str()))
+                            .map(|n| Text::from(dump_syms_spelling(n).as_str()))
                     })
                     .clone()
             });
