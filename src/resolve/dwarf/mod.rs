@@ -392,11 +392,10 @@ impl DwarfResolver {
         frames: &[Frame],
         symbol_at: &dyn Fn(u64) -> Option<Text>,
     ) -> Option<Found> {
-        let named = |f: &Frame| {
-            f.name
-                .clone()
-                .map(|name| addr2line::FunctionName { name, language })
-        };
+        // Borrowed, not cloned: a frame's name is read once or twice per address.
+        fn named(f: &Frame, language: Option<gimli::DwLang>) -> Option<Named<'_>> {
+            f.name.as_ref().map(|name| Named { name, language })
+        }
         let outer = frames.last()?;
         // No subprogram, a line row (addr2line's frame without a function).
         let Some(die) = outer.die else {
@@ -406,17 +405,17 @@ impl DwarfResolver {
             });
         };
         let (entry, size, part_start) = function_extent(unit, die, addr)?;
-        let function = match named(outer).as_ref() {
+        let function = match named(outer, language) {
             // A C++ function's symbol is mangled unless it is `extern "C"`: either way
             // the symbol is the name (llvm-symbolizer's answer too).
-            Some(n) if self.unqualified(n) => symbol_at(entry)
+            Some(n) if self.unqualified(&n) => symbol_at(entry)
                 .or_else(|| {
                     self.qualified
                         .qualified(unit, die)
                         .filter(|q| !q.is_empty())
                 })
-                .or_else(|| self.name(n))?,
-            Some(n) => self.name(n).or_else(|| symbol_at(entry))?,
+                .or_else(|| self.name(&n))?,
+            Some(n) => self.name(&n).or_else(|| symbol_at(entry))?,
             None => symbol_at(entry)?,
         };
         let function_offset = if addr >= entry {
@@ -430,7 +429,7 @@ impl DwarfResolver {
                 // Inlined functions keep their DWARF name, qualified or not: with
                 // abstract linkage names their origins still carry one, and
                 // llvm-symbolizer gives the short name where none is.
-                function: named(f).as_ref().and_then(|n| self.name(n)),
+                function: named(f, language).and_then(|n| self.name(&n)),
                 file: f.file.clone(),
                 line: f.line,
             })
@@ -470,6 +469,12 @@ impl Found {
     }
 }
 
+/// A frame's raw name and its unit's language (addr2line's `FunctionName`, borrowed).
+struct Named<'a> {
+    name: &'a R,
+    language: Option<gimli::DwLang>,
+}
+
 /// One frame of an address, innermost first: the subprogram's or inlined call's DIE, its
 /// raw name, and where the address (innermost) or the inner call (outer frames) is.
 struct Frame {
@@ -482,7 +487,7 @@ struct Frame {
 impl DwarfResolver {
     /// The demangled name; by the unit's language, else by the name's shape (Objective-C++
     /// units, for one, carry Itanium names that the language alone does not announce).
-    fn name(&self, name: &addr2line::FunctionName<R>) -> Option<Text> {
+    fn name(&self, name: &Named<'_>) -> Option<Text> {
         let raw = name.name.slice();
         // An empty name (a zeroed `.debug_str`) is none: the symbol table's is used.
         if raw.is_empty() {
@@ -511,7 +516,7 @@ impl DwarfResolver {
 
     /// A C++ name that is not a linkage name: the DWARF had none anywhere on the
     /// subprogram's chain (abstract linkage names), so it lacks its scopes.
-    fn unqualified(&self, name: &addr2line::FunctionName<R>) -> bool {
+    fn unqualified(&self, name: &Named<'_>) -> bool {
         names::is_cplusplus(name.language)
             && name
                 .name

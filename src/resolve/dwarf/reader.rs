@@ -131,12 +131,48 @@ impl gimli::Reader for R {
         (id.0 >= here && id.0 <= here + self.len() as u64).then(|| (id.0 - here) as usize)
     }
 
+    // Names end with a NUL that gimli looks for here: memchr, not a byte loop.
     #[inline]
     fn find(&self, byte: u8) -> Result<usize> {
-        self.slice()
-            .iter()
-            .position(|&b| b == byte)
-            .ok_or_else(|| self.eof())
+        memchr::memchr(byte, self.slice()).ok_or_else(|| self.eof())
+    }
+
+    // The LEB128 readers decode from the bytes at once (gimli's defaults call `read_u8`
+    // per byte, each a bounds check of the whole range); same values and errors.
+    #[inline]
+    fn skip_leb128(&mut self) -> Result<()> {
+        let s = self.slice();
+        match s.iter().position(|&b| b & 0x80 == 0) {
+            Some(i) => {
+                self.start += i + 1;
+                Ok(())
+            }
+            None => {
+                self.start = self.end;
+                Err(self.eof())
+            }
+        }
+    }
+
+    #[inline]
+    fn read_uleb128(&mut self) -> Result<u64> {
+        let s = self.slice();
+        let mut value = 0u64;
+        let mut shift = 0u32;
+        for (i, &b) in s.iter().enumerate() {
+            if shift == 63 && b != 0x00 && b != 0x01 {
+                self.start += i + 1;
+                return Err(Error::BadUnsignedLeb128);
+            }
+            value |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                self.start += i + 1;
+                return Ok(value);
+            }
+            shift += 7;
+        }
+        self.start = self.end;
+        Err(self.eof())
     }
 
     #[inline]
@@ -218,6 +254,27 @@ mod tests {
         let id = a.offset_id();
         assert_eq!(ours.lookup_offset_id(id), None);
         assert_eq!(a.lookup_offset_id(ours.offset_id()), Some(3));
+        // LEB128 edge cases: the longest valid value, a bad 10th byte, a cut-off number.
+        let cases: [&[u8]; 5] = [
+            &[
+                0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 7,
+            ],
+            &[
+                0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 7,
+            ],
+            &[0x80, 0x80],
+            &[0x05, 0x80, 0x01],
+            &[],
+        ];
+        for c in cases {
+            let (mut o, mut t) = (reader(c), gimli::EndianSlice::new(c, RunTimeEndian::Little));
+            assert_eq!(o.read_uleb128().ok(), t.read_uleb128().ok(), "{c:?}");
+            assert_eq!(o.len(), t.len(), "{c:?}");
+            let (mut o, mut t) = (reader(c), gimli::EndianSlice::new(c, RunTimeEndian::Little));
+            assert_eq!(o.skip_leb128().is_ok(), t.skip_leb128().is_ok(), "{c:?}");
+            assert_eq!(o.len(), t.len(), "{c:?}");
+            assert_eq!(o.find(0x80).ok(), Reader::find(&t, 0x80).ok(), "{c:?}");
+        }
         let mut t = a.clone();
         assert!(t.truncate(11).is_err());
         t.truncate(2).unwrap();

@@ -101,7 +101,8 @@ pub(super) fn scan_lines(
     asks: &[u64],
     seq: &mut Vec<(u64, u64, u32)>,
 ) -> Result<Option<LineScan>, Fallback> {
-    let Some(program) = unit.line_program.clone() else {
+    // Borrowed: a clone copies the header's file table, a reference count per entry.
+    let Some(program) = unit.line_program.as_ref() else {
         return Ok(None);
     };
     let mut sink = RowSink::new(asks, seq);
@@ -118,7 +119,7 @@ pub(super) fn scan_lines(
         Err(lines::Stop::Gimli) => {
             // Again from the start, by gimli's rows.
             sink = RowSink::new(asks, sink.seq);
-            let mut rows = program.rows();
+            let mut rows = program.clone().rows();
             while let Some((_, row)) = rows.next_row()? {
                 let line = row.line().map_or(0, NonZeroU64::get);
                 if sink
