@@ -199,6 +199,12 @@ fn url_comes_before_the_profile_is_parsed() {
     assert_eq!(r.body, b"{ this is not JSON");
     let t = tried(&server, "x", "9F950E2CE3CD3E1ABD06D80788B606E60");
     assert!(t.contains("NoCandidates"), "{t}");
+    // The reader thread's verdict reaches the loop at its next tick: under load, after
+    // the requests above have been answered.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !server.stderr().contains("not a valid profile") && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
     let stderr = server.stderr();
     assert_eq!(stderr.matches("not a valid profile").count(), 1, "{stderr}");
     server.assert_alive();
