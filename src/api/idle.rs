@@ -97,13 +97,15 @@ impl Api {
                 ModuleState::Ready(module) => {
                     let mut end = (work.pos + work.chunk).min(m.offsets.len());
                     // To the end of the last unit the chunk reaches into: a batch reads
-                    // each unit it touches whole, so a unit cut in two is read twice.
+                    // each unit it touches whole, so a unit cut in two is read twice. At
+                    // most MAX_CHUNK more: a unit holding thousands of the profile's
+                    // addresses is cut rather than answered in one long slice.
                     if let Some(part) = end
                         .checked_sub(1)
                         .and_then(|l| module.part_of(m.offsets[l]))
                     {
-                        while end < m.offsets.len() && module.part_of(m.offsets[end]) == Some(part)
-                        {
+                        let most = (end + MAX_CHUNK).min(m.offsets.len());
+                        while end < most && module.part_of(m.offsets[end]) == Some(part) {
                             end += 1;
                         }
                     }
