@@ -60,12 +60,7 @@ pub struct SymFile {
 /// `u64::from_str_radix(s, 16)` (an optional `+`, then hex digits of either case), without
 /// its generic per-digit checks: parsing FUNC blocks is most of a cold request.
 fn hex(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    let digits = match b {
-        [b'+', rest @ ..] if !rest.is_empty() => rest,
-        [] => return None,
-        _ => b,
-    };
+    let digits = unsigned_digits(s)?;
     let mut v = 0u64;
     for &c in digits {
         let d = match c {
@@ -79,14 +74,20 @@ fn hex(s: &str) -> Option<u64> {
     Some(v)
 }
 
+/// The digits of a number as `from_str_radix` takes it: an optional `+`, then at least one
+/// character (checked as a digit by the caller).
+#[inline(always)]
+fn unsigned_digits(s: &str) -> Option<&[u8]> {
+    match s.as_bytes() {
+        [b'+', rest @ ..] if !rest.is_empty() => Some(rest),
+        [] => None,
+        b => Some(b),
+    }
+}
+
 /// `s.parse::<u32>()`, likewise.
 fn dec(s: &str) -> Option<u32> {
-    let b = s.as_bytes();
-    let digits = match b {
-        [b'+', rest @ ..] if !rest.is_empty() => rest,
-        [] => return None,
-        _ => b,
-    };
+    let digits = unsigned_digits(s)?;
     let mut v = 0u32;
     for &c in digits {
         if !c.is_ascii_digit() {
@@ -307,7 +308,7 @@ impl SymFile {
 /// demangle, other tools write raw names) demangled as every other source's; anything else,
 /// MSVC names included (dump_syms demangles those itself), as the file has it.
 pub(super) fn demangled_text(name: Text) -> Text {
-    if name.starts_with("_Z") || name.starts_with("_R") {
+    if left_mangled(&name) {
         crate::resolve::demangle(&name).into()
     } else {
         name
@@ -316,11 +317,15 @@ pub(super) fn demangled_text(name: Text) -> Text {
 
 /// As [`demangled_text`], for an owned name.
 pub(super) fn demangled(name: String) -> String {
-    if name.starts_with("_Z") || name.starts_with("_R") {
+    if left_mangled(&name) {
         crate::resolve::demangle(&name)
     } else {
         name
     }
+}
+
+fn left_mangled(name: &str) -> bool {
+    name.starts_with("_Z") || name.starts_with("_R")
 }
 
 #[cfg(test)]

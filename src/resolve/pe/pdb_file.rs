@@ -714,7 +714,7 @@ fn proc_name(formatter: &NameFormatter<'_, '_>, p: &pdb::ProcedureSymbol<'_>) ->
 /// Anonymous namespaces as dump_syms writes them in `.sym` files, `(anonymous namespace)`,
 /// where MSVC's names and demangler write `` `anonymous namespace' ``: Tecken serves
 /// dump_syms' names for Firefox's own Windows builds, and a local build must read alike.
-pub(super) fn dump_syms_spelling(name: String) -> String {
+fn dump_syms_spelling(name: String) -> String {
     const MSVC: &str = "`anonymous namespace'";
     if name.contains(MSVC) {
         name.replace(MSVC, "(anonymous namespace)")
