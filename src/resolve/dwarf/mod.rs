@@ -159,8 +159,9 @@ impl DwarfResolver {
                 Ok(backing.reader(sup(id.name())?, endian))
             })?;
         }
-        // Parsed once for addr2line's units and the batch path's (each unit's table).
-        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+        // A table several units share is parsed once (addr2line's choice); the others are
+        // parsed with their unit when it is asked for, and not kept with every unit.
+        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
         #[allow(clippy::arc_with_non_send_sync)]
         let dwarf = Arc::new(dwarf);
         // The unit list fails where addr2line's would: a broken file is refused here.
@@ -306,19 +307,23 @@ impl DwarfResolver {
         let mut scratch = batch::Scratch::default();
         for group in by_unit.chunk_by(|a, b| a.0 == b.0) {
             let entry = &units.units[group[0].0];
-            let split = match entry.unit.dwo_id {
-                Some(_) => match self.split_unit(group[0].0, &entry.unit) {
+            let Some(parsed) = units.unit(&self.dwarf, group[0].0) else {
+                left.extend(group.iter().map(|&(_, k)| k));
+                continue;
+            };
+            let split = match entry.split {
+                true => match self.split_unit(group[0].0, &parsed) {
                     Some(s) => Some(s),
                     None => {
                         left.extend(group.iter().map(|&(_, k)| k));
                         continue;
                     }
                 },
-                None => None,
+                false => None,
             };
             asks.clear();
             asks.extend(group.iter().map(|&(_, k)| addrs[k]));
-            let skeleton = gimli::UnitRef::new(&self.dwarf, &entry.unit);
+            let skeleton = gimli::UnitRef::new(&self.dwarf, &parsed);
             let (unit, refs) = match &split {
                 Some(s) => (gimli::UnitRef::new(&s.dwarf, &s.unit), None),
                 None => (skeleton, Some(units)),
@@ -349,7 +354,7 @@ impl DwarfResolver {
             }
             // Done with this unit's DIEs and rows: on a big file, keeping every page read
             // resident doubled the peak memory of a big request.
-            for part in batch::unit_bytes(&self.dwarf, &entry.unit) {
+            for part in batch::unit_bytes(&self.dwarf, &parsed) {
                 self.backing.release(part);
             }
         }

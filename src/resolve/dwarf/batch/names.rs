@@ -70,9 +70,11 @@ fn name_attr(
         AttributeValue::DebugInfoRef(dr) => {
             // From a split unit: left to addr2line.
             let missing = Fallback::Unreadable;
-            let other = units.ok_or(missing)?.holding(dr.0).ok_or(missing)?;
-            let offset = dr.to_unit_offset(&other.unit.header).ok_or(missing)?;
-            name_entry(units, &URef::new(unit.dwarf, &other.unit), offset, limit)
+            let all = units.ok_or(missing)?;
+            let index = all.holding(dr.0).ok_or(missing)?;
+            let other = all.unit(unit.dwarf, index).ok_or(missing)?;
+            let offset = dr.to_unit_offset(&other.header).ok_or(missing)?;
+            name_entry(units, &URef::new(unit.dwarf, &other), offset, limit)
         }
         // In the supplementary file: left to addr2line.
         AttributeValue::DebugInfoRefSup(_) if unit.dwarf.sup.is_some() => {

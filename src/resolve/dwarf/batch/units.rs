@@ -1,18 +1,30 @@
 //! The batch path's unit table: every compilation unit and its address ranges, as
 //! addr2line's `ResUnits` lists them, and the bytes each unit's DIEs and lines occupy.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use gimli::AttributeValue;
 
 use super::URef;
 use super::rows::scan_lines;
 use crate::resolve::dwarf::R;
 
-/// One compilation unit as addr2line lists it.
+/// One compilation unit as addr2line lists it: its header only. The parsed unit (its
+/// abbreviations, its line program's header with every file name) is made again when
+/// asked for: kept for every unit of a libxul-sized file, those were 150 MB of a 10 000
+/// address request's 250 MB of heap, while making one costs microseconds (MEASUREMENTS).
 pub(in crate::resolve::dwarf) struct UnitEntry {
     offset: usize,
-    pub(in crate::resolve::dwarf) unit: gimli::Unit<R>,
+    header: gimli::UnitHeader<R>,
     pub(in crate::resolve::dwarf) lang: Option<gimli::DwLang>,
+    /// A skeleton unit: its DIEs are in a `.dwo` or `.dwp`.
+    pub(in crate::resolve::dwarf) split: bool,
 }
+
+/// Parsed units kept at once: the batch path goes unit by unit, idle-time work a unit's
+/// slices in a row, and a reference into another unit comes back to the same few.
+const RECENT_UNITS: usize = 4;
 
 /// The units of a file and their address ranges (addr2line's `ResUnits`).
 pub(in crate::resolve::dwarf) struct Units {
@@ -21,6 +33,8 @@ pub(in crate::resolve::dwarf) struct Units {
     ranges: Vec<(u64, u64, usize)>,
     /// The largest end among `ranges[..i]`: whether an earlier range also holds an address.
     ends_before: Vec<u64>,
+    /// The last units parsed, most recent last: `(index in units, unit)`.
+    recent: RefCell<Vec<(usize, Rc<gimli::Unit<R>>)>>,
 }
 
 /// Where an address is.
@@ -161,8 +175,9 @@ impl Units {
             }
             units.push(UnitEntry {
                 offset: offset.0,
-                unit,
+                header: unit.header.clone(),
                 lang,
+                split: unit.dwo_id.is_some(),
             });
         }
         ranges.sort_unstable_by_key(|r| r.0);
@@ -176,7 +191,30 @@ impl Units {
             units,
             ranges,
             ends_before,
+            recent: RefCell::default(),
         })
+    }
+
+    /// The `index`th unit, parsed (or one of the last few parsed); `None` if it no
+    /// longer parses, which [`Self::parse`] ruled out for the units it listed.
+    pub(in crate::resolve::dwarf) fn unit(
+        &self,
+        dwarf: &gimli::Dwarf<R>,
+        index: usize,
+    ) -> Option<Rc<gimli::Unit<R>>> {
+        let mut recent = self.recent.borrow_mut();
+        if let Some(at) = recent.iter().position(|r| r.0 == index) {
+            let hit = recent.remove(at);
+            let unit = hit.1.clone();
+            recent.push(hit);
+            return Some(unit);
+        }
+        let unit = Rc::new(dwarf.unit(self.units.get(index)?.header.clone()).ok()?);
+        if recent.len() == RECENT_UNITS {
+            recent.remove(0);
+        }
+        recent.push((index, unit.clone()));
+        Some(unit)
     }
 
     pub(in crate::resolve::dwarf) fn cover(&self, addr: u64) -> Cover {
@@ -200,10 +238,10 @@ impl Units {
     }
 
     /// The unit holding a `.debug_info` offset (addr2line's `find_offset`).
-    pub(super) fn holding(&self, offset: usize) -> Option<&UnitEntry> {
+    pub(super) fn holding(&self, offset: usize) -> Option<usize> {
         match self.units.binary_search_by_key(&offset, |u| u.offset) {
             Ok(_) | Err(0) => None,
-            Err(i) => Some(&self.units[i - 1]),
+            Err(i) => Some(i - 1),
         }
     }
 }
