@@ -124,7 +124,7 @@ impl NativeModule {
             .enumerate()
             .filter_map(|(i, &o)| Some((i, self.base.checked_add(o).filter(|&a| self.in_code(a))?)))
             .collect();
-        let batch = offsets.len() > 1 && !one_by_one();
+        let batch = !one_by_one();
         let mut left: Vec<usize> = (0..addrs.len()).collect();
         if let Some(d) = self.dwarf.as_ref().filter(|_| batch) {
             let wanted: Vec<u64> = addrs.iter().map(|a| a.1).collect();
