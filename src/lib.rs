@@ -35,6 +35,7 @@ pub mod internals {
     pub use crate::profile::rewrite::{Replacements, rewrite};
     pub use crate::profile::scan::Input;
     pub use crate::resolve::breakpad::SymFile;
+    pub use crate::resolve::native::set_one_by_one;
     pub use crate::resolve::{Companion, LoadContext, Module, demangle, open};
     pub use crate::store::SymbolStore;
     pub use crate::store::zip::ZipArchive;

@@ -1,20 +1,26 @@
 //! The batch DWARF path against addr2line, on mutated ELF files: every answer of one
-//! many-address lookup must equal the answer addr2line gives address by address (a lookup
-//! of one address never takes the batch path; `tests/batch.rs` compares the same two
-//! through `PROFILER_SYMBOL_SERVER_ONE_BY_ONE`, which is read once per process).
+//! many-address lookup must equal the answer addr2line gives address by address (the
+//! second lookup with `set_one_by_one(true)`; `tests/batch.rs` compares the same two
+//! through `PROFILER_SYMBOL_SERVER_ONE_BY_ONE`, across processes).
 //! The file is opened for its own debug ID, once per path (no state shared between them),
 //! and asked densely over the first 12 KiB of module offsets (the seeds' code and padding).
 //! A different answer, or a panic outside the `open` that contains parser panics, is a
 //! crash.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use profiler_symbol_server::internals::{Companion, DebugId, LoadContext, Module, open};
+use profiler_symbol_server::internals::{
+    Companion, DebugId, LoadContext, Module, open, set_one_by_one,
+};
 use std::path::Path;
 
 /// The module at `path`, for whatever debug ID it has.
 fn load(path: &Path) -> Option<Module> {
     let none = |_: &Path, _: Companion<'_>| Vec::new();
-    let ctx = LoadContext { path, companions: &none, verbose: false };
+    let ctx = LoadContext {
+        path,
+        companions: &none,
+        verbose: false,
+    };
     let want = DebugId::new("00000000000000000000000000000000A");
     match open::open(&want, &ctx) {
         Ok(m) => Some(m),
@@ -40,9 +46,14 @@ fuzz_target!(|data: &[u8]| {
     }
     let offsets: Vec<u64> = (0..0x3000u64).collect();
     let Some(batch) = load(&path) else { return };
+    set_one_by_one(false);
     let batch = batch.lookup_sorted(&offsets);
+    set_one_by_one(true);
     let single = load(&path).map(|m| {
-        offsets.iter().map(|&o| m.lookup_sorted(&[o]).pop().flatten()).collect::<Vec<_>>()
+        offsets
+            .iter()
+            .map(|&o| m.lookup_sorted(&[o]).pop().flatten())
+            .collect::<Vec<_>>()
     });
     let Some(single) = single else {
         panic!("the file opened once and not again");

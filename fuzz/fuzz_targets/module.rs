@@ -20,7 +20,11 @@ fn run(data: &[u8]) {
         return;
     }
     let none = |_: &Path, _: Companion<'_>| Vec::new();
-    let ctx = LoadContext { path: &path, companions: &none, verbose: false };
+    let ctx = LoadContext {
+        path: &path,
+        companions: &none,
+        verbose: false,
+    };
     let want = DebugId::new("00000000000000000000000000000000A");
     let module = match open::open(&want, &ctx) {
         Ok(m) => Some(m),

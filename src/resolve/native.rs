@@ -2,6 +2,8 @@
 //! that hold code, DWARF (ELF, Mach-O), and a table of functions (symbols, unwind tables;
 //! a PE without its PDB: exports bounded by `.pdata`).
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 use super::dwarf::{DwarfResolver, Found};
 use super::funcs::FunctionTable;
 use super::{LoadError, LoadErrorKind, Symbolized};
@@ -10,20 +12,33 @@ use super::{LoadError, LoadErrorKind, Symbolized};
 /// the batch path (`src/resolve/dwarf/batch/`), which `tests/batch.rs` checks against it
 /// (same answers, slower on big requests). Set by `PROFILER_SYMBOL_SERVER_ONE_BY_ONE` in
 /// the environment, read once per process, and said on stderr when set (the test checks
-/// that it took effect). The `batch` fuzz target compares the two paths in one process by
-/// asking for one address at a time, which never takes the batch path.
+/// that it took effect). The `batch` fuzz target compares the two paths in one process
+/// through [`set_one_by_one`].
 fn one_by_one() -> bool {
-    static ONE_BY_ONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ONE_BY_ONE.get_or_init(|| {
-        let set = std::env::var_os("PROFILER_SYMBOL_SERVER_ONE_BY_ONE").is_some();
-        if set {
-            crate::elog!(
-                "PROFILER_SYMBOL_SERVER_ONE_BY_ONE: every DWARF address through addr2line \
-                 alone (a test hook)"
-            );
+    match ONE_BY_ONE.load(Ordering::Relaxed) {
+        UNREAD => {
+            let set = std::env::var_os("PROFILER_SYMBOL_SERVER_ONE_BY_ONE").is_some();
+            if set {
+                crate::elog!(
+                    "PROFILER_SYMBOL_SERVER_ONE_BY_ONE: every DWARF address through addr2line \
+                     alone (a test hook)"
+                );
+            }
+            ONE_BY_ONE.store(if set { ON } else { OFF }, Ordering::Relaxed);
+            set
         }
-        set
-    })
+        state => state == ON,
+    }
+}
+
+const UNREAD: u8 = 0;
+const OFF: u8 = 1;
+const ON: u8 = 2;
+static ONE_BY_ONE: AtomicU8 = AtomicU8::new(UNREAD);
+
+/// For the fuzzer: [`one_by_one`] from now on, in this process.
+pub fn set_one_by_one(on: bool) {
+    ONE_BY_ONE.store(if on { ON } else { OFF }, Ordering::Relaxed);
 }
 
 /// What the DWARF says of an address, for [`NativeModule::lookup_at`].
