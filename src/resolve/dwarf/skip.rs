@@ -355,12 +355,17 @@ impl<'a> Cursor<'a> {
                 self.depth -= 1;
                 continue;
             }
-            // One-byte codes only; others go through `next`.
-            let Some(plan) = plans
-                .plans
-                .get(usize::from(b.wrapping_sub(1)))
-                .filter(|_| b < 0x80)
-            else {
+            // One- and two-byte codes (a big C++ unit has a few hundred abbreviations);
+            // longer ones go through `next`.
+            let (code, len) = if b < 0x80 {
+                (usize::from(b), 1)
+            } else {
+                match self.bytes.get(self.pos + 1) {
+                    Some(&c) if c < 0x80 => (usize::from(b & 0x7f) | usize::from(c) << 7, 2),
+                    _ => return,
+                }
+            };
+            let Some(plan) = plans.plans.get(code.wrapping_sub(1)) else {
                 return;
             };
             if plan.tag == gimli::DW_TAG_subprogram
@@ -369,7 +374,7 @@ impl<'a> Cursor<'a> {
                 return;
             }
             let start = self.pos;
-            self.pos += 1;
+            self.pos += len;
             let stepped = match (plan.fixed, plan.steps) {
                 (Some(n), _) => self.skip(n as usize),
                 (None, Some((first, count))) => plans.steps
