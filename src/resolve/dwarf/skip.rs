@@ -575,4 +575,58 @@ mod tests {
             assert!(same_dies_as_gimli(path) > 10, "{path}");
         }
     }
+
+    /// `skip_others` stops at each subprogram and inlined call gimli lists, at its depth,
+    /// and at nothing else: in units with more than 127 abbreviations too (two-byte codes).
+    #[test]
+    fn skip_others_stops_at_each_subprogram_and_inlined_call() {
+        let mut two_byte_codes = false;
+        for path in READER_FIXTURES {
+            let dwarf = fixture_dwarf(path);
+            let mut plans = Plans::default();
+            let mut headers = dwarf.units();
+            while let Some(header) = headers.next().unwrap() {
+                let unit = dwarf.unit(header).unwrap();
+                let unit = gimli::UnitRef::new(&dwarf, &unit);
+                plans.build(&unit.header, &unit.abbreviations);
+                two_byte_codes |= plans.plans.len() > 0x80;
+                let mut want = Vec::new();
+                let mut entries = unit.entries_raw(None).unwrap();
+                while !entries.is_empty() {
+                    let (at, depth) = (entries.next_offset(), entries.next_depth());
+                    let abbrev = entries.read_abbreviation().unwrap();
+                    if let Some(a) = abbrev {
+                        entries.skip_attributes(a.attributes()).unwrap();
+                        if matches!(
+                            a.tag(),
+                            gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine
+                        ) {
+                            want.push((at, depth));
+                        }
+                    }
+                }
+                let mut got = Vec::new();
+                let mut cursor = Cursor::new(&unit).unwrap();
+                loop {
+                    cursor.skip_others(&plans, isize::MIN, true);
+                    if cursor.is_empty() {
+                        break;
+                    }
+                    let (at, depth) = (cursor.offset(), cursor.depth());
+                    let tag = cursor.next(&plans, |_| false, &mut |_, _| Ok(())).unwrap();
+                    if matches!(
+                        tag,
+                        Some(gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine)
+                    ) {
+                        got.push((at, depth));
+                    }
+                }
+                assert_eq!(got, want, "{path}");
+            }
+        }
+        assert!(
+            two_byte_codes,
+            "no fixture unit has more than 127 abbreviations"
+        );
+    }
 }
