@@ -13,11 +13,23 @@ where
     S: UnwindSection<gimli::EndianSlice<'a, gimli::RunTimeEndian>>,
 {
     let mut entries = section.entries(bases);
+    // The CIE last read: a compiler writes one per object file and its FDEs after it, so
+    // it is read once per object, not once per function (a fifth of a libxul-sized
+    // library's load went to reading the same CIEs again).
+    let mut last: Option<(S::Offset, gimli::CommonInformationEntry<_>)> = None;
     // A bound on entries so a corrupt table cannot loop long.
     for _ in 0..10_000_000 {
         match entries.next() {
             Ok(Some(CieOrFde::Fde(partial))) => {
-                if let Ok(fde) = partial.parse(|s, b, o| s.cie_from_offset(b, o)) {
+                let parsed = partial.parse(|s, b, o| match &last {
+                    Some((at, cie)) if *at == o => Ok(cie.clone()),
+                    _ => {
+                        let cie = s.cie_from_offset(b, o)?;
+                        last = Some((o, cie.clone()));
+                        Ok(cie)
+                    }
+                });
+                if let Ok(fde) = parsed {
                     let start = fde.initial_address();
                     if let Some(end) = start.checked_add(fde.len())
                         && fde.len() > 0
