@@ -125,7 +125,7 @@ impl Units {
                 gimli::UnitType::Partial => false,
                 _ => true,
             };
-            let Ok(unit) = dwarf.unit(header) else {
+            let Some(unit) = root_only(dwarf, &header).or_else(|| dwarf.unit(header).ok()) else {
                 continue;
             };
             let uref = URef::new(dwarf, &unit);
@@ -170,7 +170,10 @@ impl Units {
                     need_range = !attrs.each(&uref, |b, e| ranges.push((b, e, id)))?;
                 }
             }
-            if need_range && let Ok(Some(scan)) = scan_lines(&uref, &[], &mut Vec::new()) {
+            if need_range
+                && let Ok(full) = dwarf.unit(unit.header.clone())
+                && let Ok(Some(scan)) = scan_lines(&URef::new(dwarf, &full), &[], &mut Vec::new())
+            {
                 ranges.extend(scan.sequences.iter().map(|&(b, e)| (b, e, id)));
             }
             units.push(UnitEntry {
@@ -243,6 +246,79 @@ impl Units {
             Ok(_) | Err(0) => None,
             Err(i) => Some(i - 1),
         }
+    }
+}
+
+/// `header`'s unit with only its root DIE's abbreviation parsed, when that is the first of
+/// its table (compilers put it there): enough to read the root's attributes. A big C++
+/// unit's table has hundreds of abbreviations, and parsing them for every unit at load
+/// was the largest part of listing a libxul-sized library's units; a unit's whole table
+/// is parsed when it is asked about (`Units::unit`). `None`: parse it all.
+fn root_only(dwarf: &gimli::Dwarf<R>, header: &gimli::UnitHeader<R>) -> Option<gimli::Unit<R>> {
+    let table = gimli::Section::reader(&dwarf.debug_abbrev);
+    let bytes = table.slice().get(header.debug_abbrev_offset().0..)?;
+    let root = header.range_from(header.root_offset()..).ok()?;
+    let code = leb(root.slice(), &mut 0)?;
+    let mut at = 0;
+    if code == 0 || leb(bytes, &mut at)? != code {
+        return None;
+    }
+    leb(bytes, &mut at)?; // tag
+    at += 1; // children
+    loop {
+        let (name, form) = (leb(bytes, &mut at)?, leb(bytes, &mut at)?);
+        if form == u64::from(gimli::DW_FORM_implicit_const.0) {
+            leb(bytes, &mut at)?;
+        }
+        if name == 0 && form == 0 {
+            break;
+        }
+    }
+    // The entry and the 0 that ends a table.
+    let mut one = bytes.get(..at)?.to_vec();
+    one.push(0);
+    // Its `DW_AT_stmt_list` read as a `DW_AT_sibling` (both one-byte numbers), which
+    // nothing here reads on a root DIE: gimli then leaves the line program's header (every
+    // file name, the other large part of that load) unread. A unit whose ranges come from
+    // its line program is read in full for them.
+    let mut i = 0;
+    leb(&one, &mut i)?;
+    leb(&one, &mut i)?;
+    i += 1;
+    loop {
+        let name_at = i;
+        let (name, form) = (leb(&one, &mut i)?, leb(&one, &mut i)?);
+        if name == 0 && form == 0 {
+            break;
+        }
+        if form == u64::from(gimli::DW_FORM_implicit_const.0) {
+            leb(&one, &mut i)?;
+        }
+        if name == u64::from(gimli::DW_AT_stmt_list.0) {
+            // The byte 0x10 itself: a canonical LEB128 of 0x10 is that one byte.
+            *one.get_mut(name_at).filter(|b| **b == 0x10)? = gimli::DW_AT_sibling.0 as u8;
+        }
+    }
+    let abbrevs = gimli::DebugAbbrev::new(&one, gimli::Reader::endian(table))
+        .abbreviations(gimli::DebugAbbrevOffset(0))
+        .ok()?;
+    gimli::Unit::new_with_abbreviations(dwarf, header.clone(), std::sync::Arc::new(abbrevs)).ok()
+}
+
+/// A LEB128 number (signed ones skipped alike) at `*at`, which moves past it.
+fn leb(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        if shift < 64 {
+            value |= u64::from(byte & 0x7f) << shift;
+        }
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+        shift += 7;
     }
 }
 
