@@ -137,15 +137,22 @@ impl<I: ItemIndex> ItemStore<I> {
         Some((k, end))
     }
 
-    /// Bytes `at..at + len` of the stream when they lie in one run: a slice of the file.
-    fn in_place(&self, at: u32, len: u32) -> Option<&[u8]> {
+    /// The bytes after the length of the record at stream offset `at` when the whole
+    /// record lies in one run: a slice of the file.
+    fn in_one_run(&self, at: u32) -> Option<&[u8]> {
         let (k, end) = self.run(at)?;
-        if at.checked_add(len)? > end {
-            return None;
-        }
         let (start, file_start) = self.runs[k];
         let from = file_start + (at - start) as usize;
-        self.file.get(from..from + len as usize)
+        let room = (end - at) as usize;
+        if room < 2 {
+            return None;
+        }
+        let head = self.file.get(from..from + 2)?;
+        let len = usize::from(u16::from_le_bytes([head[0], head[1]]));
+        if 2 + len > room {
+            return None;
+        }
+        self.file.get(from + 2..from + 2 + len)
     }
 
     /// Copies bytes `at..at + out.len()` of the stream into `out`, across runs; `None`
@@ -167,11 +174,8 @@ impl<I: ItemIndex> ItemStore<I> {
     /// The record at stream offset `at` as the pass over the stream left it: its bytes after
     /// the length, in place or copied.
     fn record<'s>(&'s self, index: &'s Index, at: u32) -> Option<&'s [u8]> {
-        if let Some(head) = self.in_place(at, 2) {
-            let len = u16::from_le_bytes([head[0], head[1]]);
-            if let Some(data) = self.in_place(at + 2, u32::from(len)) {
-                return Some(data);
-            }
+        if let Some(data) = self.in_one_run(at) {
+            return Some(data);
         }
         let i = index.cut.binary_search_by_key(&at, |c| c.0).ok()?;
         let from = index.cut[i].1;
@@ -197,21 +201,23 @@ impl<I: ItemIndex> ItemStore<I> {
             // Items are numbered in u32 from `minimum`.
             let most = (u32::MAX - self.minimum) as usize;
             while at < self.size && index.at.len() <= most {
-                let mut head = [0u8; 2];
-                if self.read(at, &mut head).is_none() {
-                    break;
-                }
-                let len = u16::from_le_bytes(head);
-                let Some(end) = at.checked_add(2 + u32::from(len)) else {
-                    break;
+                let placed = self.in_one_run(at);
+                let len = match placed {
+                    Some(data) => data.len() as u32,
+                    None => {
+                        let mut head = [0u8; 2];
+                        if self.read(at, &mut head).is_none() {
+                            break;
+                        }
+                        u32::from(u16::from_le_bytes(head))
+                    }
                 };
-                if len < 2 || end > self.size {
+                if len < 2 {
                     break;
                 }
-                if self.in_place(at, 2).is_none() || self.in_place(at + 2, u32::from(len)).is_none()
-                {
+                if placed.is_none() {
                     let from = index.copies.len();
-                    index.copies.resize(from + 2 + usize::from(len), 0);
+                    index.copies.resize(from + 2 + len as usize, 0);
                     if self.read(at, &mut index.copies[from..]).is_none() {
                         index.copies.truncate(from);
                         break;
@@ -219,7 +225,8 @@ impl<I: ItemIndex> ItemStore<I> {
                     index.cut.push((at, from));
                 }
                 index.at.push(at);
-                at = end;
+                // In the stream: the record was read whole.
+                at += 2 + len;
             }
             index
         })
