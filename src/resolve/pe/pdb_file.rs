@@ -255,7 +255,8 @@ fn pdb_error(path: &Path, e: pdb::Error) -> LoadError {
 /// The PDB's bytes for the `pdb` crate, read in place from the mapped file: a PDB is never
 /// copied whole (one from a symbol server may be gigabytes). A stream whose pages lie in
 /// order is a range of the mapping; only one scattered over the file is gathered (as the
-/// crate's own reader would copy every stream).
+/// crate's own reader would copy every stream). The type and id streams, a big PDB's
+/// biggest and never in order past 16 MiB, are not read through it ([`ItemStore`]).
 struct MappedSource(Rc<FileBytes>);
 
 impl fmt::Debug for MappedSource {
