@@ -130,8 +130,11 @@ impl<I: ItemIndex> ItemStore<I> {
         Ok(store)
     }
 
-    /// The run holding stream offset `at` (< `size`).
+    /// The run holding stream offset `at`, and where it ends; `None` past the stream.
     fn run(&self, at: u32) -> Option<(usize, u32)> {
+        if at >= self.size {
+            return None;
+        }
         let k = self.runs.partition_point(|r| r.0 <= at).checked_sub(1)?;
         let end = self.runs.get(k + 1).map_or(self.size, |r| r.0);
         Some((k, end))
@@ -255,7 +258,7 @@ impl<I: ItemIndex> ItemStore<I> {
                 .ok_or(pdb::Error::UnexpectedEof),
             None => Err(pdb::Error::TypeNotIndexed(
                 raw,
-                self.minimum + found.at.len() as u32,
+                self.minimum.saturating_add(found.at.len() as u32),
             )),
         }
     }
@@ -267,5 +270,126 @@ impl<I: ItemIndex> ItemStore<I> {
             let data = self.record(found, at)?;
             Some(Item::new(I::from(self.minimum + i as u32), data))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pdb::{IdIndex, TypeIndex};
+
+    /// A type stream: the header (items from 0x1000, `header_size` bytes) and `records`,
+    /// each given its 16-bit length.
+    fn stream(header_size: u32, records: &[&[u8]]) -> Vec<u8> {
+        let mut s = vec![0u8; header_size as usize];
+        let count = records.len() as u32;
+        for (at, v) in [(4, header_size), (8, 0x1000), (12, 0x1000 + count)] {
+            s[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        for r in records {
+            s.extend_from_slice(&(r.len() as u16).to_le_bytes());
+            s.extend_from_slice(r);
+        }
+        s
+    }
+
+    /// The stream cut into pieces of `piece` bytes laid out in the file last to first.
+    fn scattered<I: ItemIndex>(stream: &[u8], piece: usize) -> ItemStore<I> {
+        let pieces: Vec<&[u8]> = stream.chunks(piece).collect();
+        let mut file = Vec::new();
+        let mut slices = vec![pdb::SourceSlice { offset: 0, size: 0 }; pieces.len()];
+        for (i, p) in pieces.iter().enumerate().rev() {
+            slices[i] = pdb::SourceSlice {
+                offset: file.len() as u64,
+                size: p.len(),
+            };
+            file.extend_from_slice(p);
+        }
+        let file = Rc::new(FileBytes::from_vec(file));
+        ItemStore::new(file, &slices).unwrap()
+    }
+
+    /// An `LF_STRING_ID` record naming `name`.
+    fn string_id(name: &str) -> Vec<u8> {
+        let mut r = vec![0x05, 0x16, 0, 0, 0, 0];
+        r.extend_from_slice(name.as_bytes());
+        r.push(0);
+        r
+    }
+
+    #[test]
+    fn records_across_pieces_read_whole() {
+        let names: Vec<String> = (0..40).map(|i| format!("name{}", "x".repeat(i))).collect();
+        let records: Vec<Vec<u8>> = names.iter().map(|n| string_id(n)).collect();
+        let refs: Vec<&[u8]> = records.iter().map(|r| r.as_slice()).collect();
+        let s = stream(56, &refs);
+        for piece in [7, 64, 100, s.len()] {
+            let store = scattered::<IdIndex>(&s, piece);
+            assert_eq!(store.iter().count(), names.len(), "piece {piece}");
+            for (i, name) in names.iter().enumerate() {
+                let item = store.find(IdIndex(0x1000 + i as u32)).unwrap();
+                match item.parse() {
+                    Ok(pdb::IdData::String(s)) => assert_eq!(s.name.to_string(), *name),
+                    other => panic!("piece {piece}, item {i}: {other:?}"),
+                }
+            }
+            // Past the last index.
+            assert!(store.find(IdIndex(0x1000 + 41)).is_err());
+        }
+    }
+
+    #[test]
+    fn a_record_past_the_stream_ends_the_index() {
+        let mut s = stream(56, &[b"abcd", b"efgh"]);
+        // The second record says 200 bytes, where 4 are left.
+        let at = 56 + 6;
+        s[at..at + 2].copy_from_slice(&200u16.to_le_bytes());
+        for piece in [5, 60, s.len()] {
+            let store = scattered::<TypeIndex>(&s, piece);
+            assert_eq!(store.iter().count(), 1, "piece {piece}");
+            assert!(store.find(TypeIndex(0x1000)).is_ok());
+            assert!(store.find(TypeIndex(0x1001)).is_err());
+            // Below the first index: a primitive type, from the index alone.
+            let int = store.find(TypeIndex(0x74)).and_then(|t| t.parse());
+            assert!(matches!(int, Ok(pdb::TypeData::Primitive(_))), "{int:?}");
+        }
+    }
+
+    #[test]
+    fn bad_headers_fail_as_in_pdb() {
+        let file = |s: Vec<u8>| {
+            let slices = [pdb::SourceSlice {
+                offset: 0,
+                size: s.len(),
+            }];
+            ItemStore::<TypeIndex>::new(Rc::new(FileBytes::from_vec(s)), &slices)
+        };
+        let short = file(stream(56, &[])[..40].to_vec());
+        assert!(matches!(short, Err(pdb::Error::UnexpectedEof)));
+        let small = file(
+            stream(56, &[])
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| if i == 4 { 40 } else { b })
+                .collect(),
+        );
+        assert!(matches!(
+            small,
+            Err(pdb::Error::InvalidTypeInformationHeader(_))
+        ));
+        let mut low = stream(56, &[]);
+        low[8..12].copy_from_slice(&10u32.to_le_bytes());
+        assert!(matches!(
+            file(low),
+            Err(pdb::Error::InvalidTypeInformationHeader(_))
+        ));
+        // A slice past the file's end.
+        let s = stream(56, &[b"abcd"]);
+        let slices = [pdb::SourceSlice {
+            offset: 8,
+            size: s.len(),
+        }];
+        let past = ItemStore::<TypeIndex>::new(Rc::new(FileBytes::from_vec(s)), &slices);
+        assert!(matches!(past, Err(pdb::Error::IoError(_))));
     }
 }
