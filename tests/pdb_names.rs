@@ -11,7 +11,12 @@
 //! - empty inline ranges: clang writes zero-length ranges into inlinee annotations
 //!   (`code 0xBE, code end 0xBE`); at every offset of the iostream program's functions
 //!   (`fixtures/pdb-names/io.pdb`) the inline chain is llvm-symbolizer's, frame by frame
-//!   (names reduced, lines equal).
+//!   (names reduced, lines equal);
+//! - scattered pages: `fixtures/pdb-names/scattered/` holds io.pdb and sig.pdb rewritten
+//!   with 512-byte pages in scattered order (scripts/make-scattered-pdb), so the type and
+//!   id streams are read through their page lists and records cross pages, as in a big
+//!   PDB, whose type stream is never contiguous: their names are dump_syms' too, and every
+//!   offset of their code is answered exactly as from the original files.
 //!
 //! Expected values come from the tools (scripts/make-pdb-name-fixtures,
 //! scripts/make-fixtures), never from our own output.
@@ -90,6 +95,10 @@ fn pdbs_with_sym(corpus: &Path) -> Vec<(PathBuf, String, PathBuf)> {
     for name in ["sig.pdb", "fold.pdb", "anon.pdb", "io.pdb"] {
         let sym = own.join(name.replace(".pdb", ".sym"));
         out.push((own.clone(), name.to_string(), sym));
+    }
+    for name in ["sig.pdb", "io.pdb"] {
+        let sym = own.join(name.replace(".pdb", ".sym"));
+        out.push((own.join("scattered"), name.to_string(), sym));
     }
     let Ok(dirs) = std::fs::read_dir(corpus.join("breakpad")) else {
         return out;
@@ -260,4 +269,54 @@ fn cross_module_inlinees_are_named_shared_corpus() {
             ]
         );
     });
+}
+
+/// Breaks in the page list of MSF stream `stream` of `pdb` (pages not following each other
+/// in the file).
+fn page_breaks(pdb: &Path, stream: usize) -> usize {
+    let data = std::fs::read(pdb).unwrap();
+    let u32_at = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+    let (page, dir_size, dir_map) = (u32_at(32), u32_at(44), u32_at(52));
+    let dir: Vec<u8> = (0..dir_size.div_ceil(page))
+        .flat_map(|i| {
+            let p = u32_at(dir_map * page + 4 * i);
+            data[p * page..(p + 1) * page].to_vec()
+        })
+        .collect();
+    let d32 = |at: usize| u32::from_le_bytes(dir[at..at + 4].try_into().unwrap()) as usize;
+    let pages = |size: usize| {
+        if size == u32::MAX as usize {
+            0
+        } else {
+            size.div_ceil(page)
+        }
+    };
+    let skip: usize = (0..stream).map(|i| pages(d32(4 + 4 * i))).sum();
+    let at = 4 + 4 * d32(0) + 4 * skip;
+    let list: Vec<usize> = (0..pages(d32(4 + 4 * stream)))
+        .map(|i| d32(at + 4 * i))
+        .collect();
+    list.windows(2).filter(|w| w[1] != w[0] + 1).count()
+}
+
+#[test]
+fn scattered_pages_answer_as_the_original_files() {
+    let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pdb-names");
+    for name in ["io.pdb", "sig.pdb"] {
+        let scattered = own.join("scattered");
+        // The type (2) and id (4) streams are in pieces.
+        assert!(page_breaks(&scattered.join(name), 2) >= 2, "{name}");
+        assert!(page_breaks(&scattered.join(name), 4) >= 2, "{name}");
+        let s = parse_sym(&own.join(name.replace(".pdb", ".sym")));
+        let first = s.funcs.iter().map(|f| f.0).min().unwrap();
+        let last = s.funcs.iter().map(|f| f.0).max().unwrap();
+        let offsets: Vec<u64> = (first..last + 0x400).collect();
+        let want = frames(&own, name, &s.id, &offsets);
+        let got = frames(&scattered, name, &s.id, &offsets);
+        assert!(want.iter().any(|f| f["function"].is_string()), "{name}");
+        assert!(
+            want == got,
+            "{name}: answers differ from the original file's"
+        );
+    }
 }

@@ -2,6 +2,7 @@
 //! [`pdb_file`]), and without one the export table and `.pdata`.
 
 pub mod pdb_file;
+pub mod pdb_items;
 pub mod pdb_names;
 
 pub use pdb_file::{PdbModule, load_pdb};

@@ -19,6 +19,7 @@ use crate::resolve::{
     InlineFrame, LoadContext, LoadError, LoadErrorKind, Symbolized, Text, demangle,
 };
 
+use super::pdb_items::ItemStore;
 use super::pdb_names::NameFormatter;
 
 /// A line-table row: `len` bytes from `start` (RVAs) come from the file whose name is at
@@ -188,8 +189,9 @@ type FastMap<K, V> = HashMap<K, V, crate::resolve::fasthash::Fast>;
 struct Parts {
     address_map: pdb::AddressMap<'static>,
     strings: Option<pdb::StringTable<'static>>,
-    tpi: pdb::TypeInformation<'static>,
-    ipi: pdb::IdInformation<'static>,
+    /// The type and id streams, read in place (not through `pdb`, which would gather them).
+    tpi: ItemStore<pdb::TypeIndex>,
+    ipi: ItemStore<pdb::IdIndex>,
     modules: Vec<Option<pdb::ModuleInfo<'static>>>,
     module_by_name: HashMap<String, usize>,
     ptr_size: u64,
@@ -253,7 +255,8 @@ fn pdb_error(path: &Path, e: pdb::Error) -> LoadError {
 /// The PDB's bytes for the `pdb` crate, read in place from the mapped file: a PDB is never
 /// copied whole (one from a symbol server may be gigabytes). A stream whose pages lie in
 /// order is a range of the mapping; only one scattered over the file is gathered (as the
-/// crate's own reader would copy every stream).
+/// crate's own reader would copy every stream). The type and id streams, a big PDB's
+/// biggest and never in order past 16 MiB, are not read through it ([`ItemStore`]).
 struct MappedSource(Rc<FileBytes>);
 
 impl fmt::Debug for MappedSource {
@@ -331,7 +334,7 @@ pub fn load_pdb(
     let mut pdb = pdb::PDB::open(MappedSource(data.clone())).map_err(|e| pdb_error(path, e))?;
     let id = pdb_id(&mut pdb).map_err(|e| pdb_error(path, e))?;
     crate::resolve::id::check_id(path, &id, want)?;
-    let mut m = read_index(&mut pdb, cost).map_err(|e| pdb_error(path, e))?;
+    let mut m = read_index(&mut pdb, &data, cost).map_err(|e| pdb_error(path, e))?;
     m.path = path.to_path_buf();
     data.release(&data);
     m.parts.data = Some(data);
@@ -343,12 +346,13 @@ pub fn load_pdb(
 /// lookups read.
 fn read_index<S: pdb::Source<'static> + 'static>(
     pdb: &mut pdb::PDB<'static, S>,
+    data: &Rc<FileBytes>,
     cost: u64,
 ) -> pdb::Result<PdbModule> {
     let address_map = pdb.address_map()?;
     let strings = pdb.string_table().ok();
-    let ipi = pdb.id_information()?;
-    let tpi = pdb.type_information()?;
+    let ipi = ItemStore::new(data.clone(), &pdb.stream_slices(IPI_STREAM)?)?;
+    let tpi = ItemStore::new(data.clone(), &pdb.stream_slices(TPI_STREAM)?)?;
     let dbi = pdb.debug_information()?;
     let ptr_size = match dbi.machine_type() {
         Ok(pdb::MachineType::Amd64 | pdb::MachineType::Arm64 | pdb::MachineType::Ia64) => 8,
@@ -480,6 +484,10 @@ fn module_key(name: &str) -> String {
     parts.join("\\").to_ascii_lowercase()
 }
 
+// The MSF streams of the type and id records (fixed numbers).
+const TPI_STREAM: u32 = 2;
+const IPI_STREAM: u32 = 4;
+
 // Raw symbol kinds (CodeView `SYM_ENUM_e`), for filtering before parsing.
 const S_END: u16 = 0x0006;
 const S_PROC_ID_END: u16 = 0x114f;
@@ -499,7 +507,7 @@ struct ModuleLines<'a> {
 /// in the module's [`Cache`].
 struct Batch<'a> {
     parts: &'a Parts,
-    formatter: OnceCell<NameFormatter<'a, 'static>>,
+    formatter: OnceCell<NameFormatter<'a>>,
     lines: FastMap<u32, Option<Rc<ModuleLines<'a>>>>,
     /// Procedures read by this batch.
     details_read: usize,
@@ -517,24 +525,15 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// The name formatter, over finders of the type and id streams built on first use.
-    fn formatter(&self) -> &NameFormatter<'a, 'static> {
+    /// The name formatter, over the type and id streams (indexed on the module's first
+    /// name, then kept).
+    fn formatter(&self) -> &NameFormatter<'a> {
         self.formatter.get_or_init(|| {
-            let mut types = self.parts.tpi.finder();
-            let mut it = self.parts.tpi.iter();
-            // A stream that ends in a broken record is indexed up to it: the names that
-            // need what follows are answered bare.
-            while let Ok(Some(_)) = it.next() {
-                types.update(&it);
-            }
-            let mut ids = self.parts.ipi.finder();
-            let mut it = self.parts.ipi.iter();
-            while let Ok(Some(_)) = it.next() {
-                ids.update(&it);
-            }
-            // The scan read both streams whole; names read only a few of their pages.
+            self.parts.tpi.prepare();
+            self.parts.ipi.prepare();
+            // The first scan read both streams whole; names read only a few of their pages.
             self.parts.release();
-            NameFormatter::new(types, ids, &self.parts.tpi, self.parts.ptr_size)
+            NameFormatter::new(&self.parts.tpi, &self.parts.ipi, self.parts.ptr_size)
         })
     }
 
@@ -699,7 +698,7 @@ impl<'a> Batch<'a> {
 
 /// A procedure's name as dump_syms writes it in FUNC records: with its arguments from its
 /// type (`ns::f(int, char const*)`); an MSVC-decorated name (`?f@@YAXH@Z`) demangled.
-fn proc_name(formatter: &NameFormatter<'_, '_>, p: &pdb::ProcedureSymbol<'_>) -> String {
+fn proc_name(formatter: &NameFormatter<'_>, p: &pdb::ProcedureSymbol<'_>) -> String {
     let raw = p.name.to_string();
     if raw.starts_with('?') {
         return dump_syms_spelling(demangle(&raw));
@@ -726,8 +725,8 @@ fn dump_syms_spelling(name: String) -> String {
 /// The name of an inlined function without its arguments, `Class::method` for member
 /// functions: when its type cannot be formatted.
 fn inlinee_name(
-    ids: &pdb::ItemFinder<'_, pdb::IdIndex>,
-    types: &pdb::ItemFinder<'_, pdb::TypeIndex>,
+    ids: &ItemStore<pdb::IdIndex>,
+    types: &ItemStore<pdb::TypeIndex>,
     index: pdb::IdIndex,
 ) -> Option<String> {
     match ids.find(index).and_then(|i| i.parse()) {

@@ -14,10 +14,11 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use pdb::{
-    ArgumentList, ArrayType, FallibleIterator, IdData, IdIndex, ItemFinder, MemberFunctionType,
-    ModifierType, PointerMode, PointerType, PrimitiveKind, PrimitiveType, ProcedureType, TypeData,
-    TypeIndex,
+    ArgumentList, ArrayType, IdData, IdIndex, MemberFunctionType, ModifierType, PointerMode,
+    PointerType, PrimitiveKind, PrimitiveType, ProcedureType, TypeData, TypeIndex,
 };
+
+use super::pdb_items::ItemStore;
 
 /// Deeper type nesting than this is cut (`…`): real types are a few levels deep.
 const MAX_DEPTH: u32 = 48;
@@ -31,10 +32,9 @@ const MAX_LEN: usize = 8192;
 const MAX_WRITTEN: usize = 4 << 20;
 
 /// Formats names from the TPI (types) and IPI (ids) of one PDB.
-pub struct NameFormatter<'t, 's> {
-    types: ItemFinder<'t, TypeIndex>,
-    ids: ItemFinder<'t, IdIndex>,
-    tpi: &'t pdb::TypeInformation<'s>,
+pub struct NameFormatter<'t> {
+    types: &'t ItemStore<TypeIndex>,
+    ids: &'t ItemStore<IdIndex>,
     /// Sizes of defined classes and unions by (unique) name, for the element counts of
     /// arrays of forward-declared types; read from the TPI the first time one is needed.
     sizes: RefCell<Option<HashMap<Vec<u8>, u64>>>,
@@ -65,17 +65,15 @@ impl From<std::fmt::Error> for Cut {
     }
 }
 
-impl<'t, 's> NameFormatter<'t, 's> {
+impl<'t> NameFormatter<'t> {
     pub fn new(
-        types: ItemFinder<'t, TypeIndex>,
-        ids: ItemFinder<'t, IdIndex>,
-        tpi: &'t pdb::TypeInformation<'s>,
+        types: &'t ItemStore<TypeIndex>,
+        ids: &'t ItemStore<IdIndex>,
         ptr_size: u64,
     ) -> Self {
         NameFormatter {
             types,
             ids,
-            tpi,
             sizes: RefCell::new(None),
             written: RefCell::new(HashMap::default()),
             written_bytes: std::cell::Cell::new(0),
@@ -83,12 +81,12 @@ impl<'t, 's> NameFormatter<'t, 's> {
         }
     }
 
-    pub fn types(&self) -> &ItemFinder<'t, TypeIndex> {
-        &self.types
+    pub fn types(&self) -> &'t ItemStore<TypeIndex> {
+        self.types
     }
 
-    pub fn ids(&self) -> &ItemFinder<'t, IdIndex> {
-        &self.ids
+    pub fn ids(&self) -> &'t ItemStore<IdIndex> {
+        self.ids
     }
 
     /// A procedure's name with its arguments, from the procedure's type; the bare name
@@ -640,8 +638,7 @@ impl<'t, 's> NameFormatter<'t, 's> {
         let mut sizes = self.sizes.borrow_mut();
         let map = sizes.get_or_insert_with(|| {
             let mut map = HashMap::new();
-            let mut it = self.tpi.iter();
-            while let Ok(Some(item)) = it.next() {
+            for item in self.types.iter() {
                 let (fwd, name, size) = match item.parse() {
                     Ok(TypeData::Class(c)) => (
                         c.properties.forward_reference(),
