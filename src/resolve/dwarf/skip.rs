@@ -107,6 +107,12 @@ fn step_of(spec: &gimli::AttributeSpecification, header: &UnitHeader<R>) -> Opti
 struct Plan {
     tag: DwTag,
     children: bool,
+    /// A subprogram with none of `DW_AT_low_pc`, `high_pc`, `ranges`: a declaration or an
+    /// abstract instance, which covers no address. Outside a subprogram being read, the
+    /// walk does nothing with it, and its children are stepped over as any others (a
+    /// member function's declaration in every class of every unit: in C++, more of them
+    /// than of definitions).
+    no_range: bool,
     /// `steps[first..first + count]`; `None`: a form only gimli reads.
     steps: Option<(u32, u32)>,
     /// All its attributes together are this many bytes (the common case).
@@ -178,9 +184,17 @@ impl Plans {
                 (true, [Step::Fixed(n)]) => u32::try_from(*n).ok(),
                 _ => None,
             };
+            let no_range = a.tag() == gimli::DW_TAG_subprogram
+                && !a.attributes().iter().any(|spec| {
+                    matches!(
+                        spec.name(),
+                        gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
+                    )
+                });
             self.plans.push(Plan {
                 tag: a.tag(),
                 children: a.has_children(),
+                no_range,
                 steps: ok.then(|| (first as u32, (self.steps.len() - first) as u32)),
                 fixed,
             });
@@ -340,7 +354,8 @@ impl<'a> Cursor<'a> {
 
     /// Steps over DIEs the walk does nothing with, while the next DIE's depth is above
     /// `floor`: null entries, and DIEs whose tag is neither a subprogram nor, where
-    /// `inlines_too`, an inlined call. Stops at anything else (an abbreviation without a
+    /// `inlines_too`, an inlined call; without `inlines_too`, subprograms without address
+    /// attributes too (`Plan::no_range`). Stops at anything else (an abbreviation without a
     /// plan, a read past the end included: [`Self::next`] then reads or reports it).
     /// Most of a big unit's DIEs are variables, parameters, types and call sites: stepped
     /// over here without the per-DIE work of the walk's loop.
@@ -368,7 +383,7 @@ impl<'a> Cursor<'a> {
             let Some(plan) = plans.plans.get(code.wrapping_sub(1)) else {
                 return;
             };
-            if plan.tag == gimli::DW_TAG_subprogram
+            if (plan.tag == gimli::DW_TAG_subprogram && (inlines_too || !plan.no_range))
                 || (inlines_too && plan.tag == gimli::DW_TAG_inlined_subroutine)
             {
                 return;
@@ -580,7 +595,7 @@ mod tests {
     /// and at nothing else: in units with more than 127 abbreviations too (two-byte codes).
     #[test]
     fn skip_others_stops_at_each_subprogram_and_inlined_call() {
-        let mut two_byte_codes = false;
+        let (mut two_byte_codes, mut stepped_over) = (false, false);
         for path in READER_FIXTURES {
             let dwarf = fixture_dwarf(path);
             let mut plans = Plans::default();
@@ -622,11 +637,52 @@ mod tests {
                     }
                 }
                 assert_eq!(got, want, "{path}");
+                // Outside a subprogram being read: subprograms without ranges are
+                // stepped over, the others still stop the loop.
+                let ranged: Vec<_> = want
+                    .iter()
+                    .filter(|&&(at, _)| {
+                        let mut e = unit.entries_at_offset(at).unwrap();
+                        let die = e.next_dfs().unwrap().unwrap();
+                        die.tag() == gimli::DW_TAG_subprogram
+                            && [
+                                gimli::DW_AT_low_pc,
+                                gimli::DW_AT_high_pc,
+                                gimli::DW_AT_ranges,
+                            ]
+                            .iter()
+                            .any(|&n| die.attr(n).is_some())
+                    })
+                    .copied()
+                    .collect();
+                let mut got = Vec::new();
+                let mut cursor = Cursor::new(&unit).unwrap();
+                loop {
+                    cursor.skip_others(&plans, isize::MIN, false);
+                    if cursor.is_empty() {
+                        break;
+                    }
+                    let (at, depth) = (cursor.offset(), cursor.depth());
+                    let tag = cursor.next(&plans, |_| false, &mut |_, _| Ok(())).unwrap();
+                    if tag == Some(gimli::DW_TAG_subprogram) {
+                        got.push((at, depth));
+                    }
+                }
+                let subprograms = want
+                    .iter()
+                    .filter(|&&(at, _)| {
+                        let mut e = unit.entries_at_offset(at).unwrap();
+                        e.next_dfs().unwrap().unwrap().tag() == gimli::DW_TAG_subprogram
+                    })
+                    .count();
+                stepped_over |= ranged.len() < subprograms;
+                assert_eq!(got, ranged, "{path}");
             }
         }
         assert!(
             two_byte_codes,
             "no fixture unit has more than 127 abbreviations"
         );
+        assert!(stepped_over, "no fixture has a subprogram without ranges");
     }
 }
