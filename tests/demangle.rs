@@ -115,6 +115,18 @@ fn known_names_as_llvm_writes_them() {
         ("_Z1fN1X1AERKNS0_1BE", "f(X::A, X::A::B const&)"),
         // C++20: a trailing requires-clause (clang 19's `int g(T) requires C<T>`).
         ("_Z1gIiEiT_Q1CIS0_E", "int g<int>(int) requires C<int>"),
+        // An inheriting constructor (`using Base::Base;`) is named after its own class
+        // (SpiderMonkey's `mozilla::Result`; GNU c++filt writes the base's name).
+        (
+            "_ZN7mozilla6detail28ResultImplementationNullIsOkI19ZonedDateTimeString11ParserErrorLb1EECI2NS0_32ResultImplementationNullIsOkBaseIS2_S3_EEEOS2_",
+            "mozilla::detail::ResultImplementationNullIsOk<ZonedDateTimeString, ParserError, true>::ResultImplementationNullIsOk(ZonedDateTimeString&&)",
+        ),
+        // A lambda with its own template parameters (`[]<auto N, std::size_t M>()`),
+        // named as LLVM invents them (V8's regexp bytecode writer, in SpiderMonkey).
+        (
+            "_ZZN2v88internal6regexp14BytecodeWriter4EmitILNS1_8BytecodeE49EJiPNS0_5LabelEEEEvDpT0_ENKUlTnDaTnmvE_clILNS1_6detail20BytecodeOperandNamesILS4_49EE7OperandE1ELm1EEEDav",
+            "auto void v8::internal::regexp::BytecodeWriter::Emit<(v8::internal::regexp::Bytecode)49, int, v8::internal::Label*>(int, v8::internal::Label*)::'lambda'<auto $N, unsigned long $N0>()::operator()<(v8::internal::regexp::detail::BytecodeOperandNames<(v8::internal::regexp::Bytecode)49>::Operand)1, (unsigned long)1>() const",
+        ),
     ];
     for (mangled, llvm) in cases {
         assert_eq!(profiler_symbol_server::internals::demangle(mangled), llvm);

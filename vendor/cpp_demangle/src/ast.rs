@@ -3716,19 +3716,13 @@ where
         })?;
 
         match *self {
-            CtorDtorName::CompleteConstructor(ref inheriting)
-            | CtorDtorName::BaseConstructor(ref inheriting)
-            | CtorDtorName::CompleteAllocatingConstructor(ref inheriting)
-            | CtorDtorName::MaybeInChargeConstructor(ref inheriting) => match inheriting {
-                Some(ty) => ty
-                    .get_leaf_name(ctx.subs)
-                    .ok_or_else(|| {
-                        log!("Error getting leaf name: {:?}", ty);
-                        fmt::Error
-                    })?
-                    .demangle_as_leaf(ctx),
-                None => leaf.demangle_as_leaf(ctx),
-            },
+            // PATCH: an inheriting constructor (`CI1`/`CI2 <base>`) is named after its
+            // own class, as LLVM writes it (upstream, like GNU c++filt, wrote the base
+            // class's name); the base type is only read, for its substitutions.
+            CtorDtorName::CompleteConstructor(_)
+            | CtorDtorName::BaseConstructor(_)
+            | CtorDtorName::CompleteAllocatingConstructor(_)
+            | CtorDtorName::MaybeInChargeConstructor(_) => leaf.demangle_as_leaf(ctx),
             CtorDtorName::DeletingDestructor
             | CtorDtorName::CompleteDestructor
             | CtorDtorName::BaseDestructor
@@ -7923,10 +7917,45 @@ impl Parse for Discriminator {
 /// The `<closure-type-name>` production.
 ///
 /// ```text
-/// <closure-type-name> ::= Ul <lambda-sig> E [ <nonnegative number> ] _
+/// <closure-type-name> ::= Ul <template-param-decl>* <lambda-sig> E [ <nonnegative number> ] _
 /// ```
+///
+/// PATCH: a lambda's own template parameters (`[]<auto N, std::size_t M>()`) are read
+/// and printed as LLVM invents their names: `'lambda'<auto $N, unsigned long $N0>()`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClosureTypeName(LambdaSig, Option<usize>);
+pub struct ClosureTypeName(LambdaSig, Option<usize>, Vec<LambdaParamDecl>);
+
+/// A lambda's template parameter declaration, as LLVM prints it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LambdaParamDecl {
+    /// `Ty`: `typename $T`.
+    Type,
+    /// `Tn <type>`: `<type> $N`.
+    NonType(TypeHandle),
+    /// `Tk <name>`: `<name> $T`.
+    Constrained(Name),
+}
+
+impl LambdaParamDecl {
+    fn parse<'a, 'b>(
+        ctx: &'a ParseContext,
+        subs: &'a mut SubstitutionTable,
+        input: IndexStr<'b>,
+    ) -> Result<Option<(LambdaParamDecl, IndexStr<'b>)>> {
+        match (input.peek(), input.peek_second()) {
+            (Some(b'T'), Some(b'y')) => Ok(Some((LambdaParamDecl::Type, input.range_from(2..)))),
+            (Some(b'T'), Some(b'n')) => {
+                let (ty, tail) = TypeHandle::parse(ctx, subs, input.range_from(2..))?;
+                Ok(Some((LambdaParamDecl::NonType(ty), tail)))
+            }
+            (Some(b'T'), Some(b'k')) => {
+                let (name, tail) = Name::parse(ctx, subs, input.range_from(2..))?;
+                Ok(Some((LambdaParamDecl::Constrained(name), tail)))
+            }
+            _ => Ok(None),
+        }
+    }
+}
 
 impl Parse for ClosureTypeName {
     fn parse<'a, 'b>(
@@ -7936,7 +7965,12 @@ impl Parse for ClosureTypeName {
     ) -> Result<(ClosureTypeName, IndexStr<'b>)> {
         try_begin_parse!("ClosureTypeName", ctx, input);
 
-        let tail = consume(b"Ul", input)?;
+        let mut tail = consume(b"Ul", input)?;
+        let mut decls = Vec::new();
+        while let Some((decl, t)) = LambdaParamDecl::parse(ctx, subs, tail)? {
+            decls.push(decl);
+            tail = t;
+        }
         let (sig, tail) = LambdaSig::parse(ctx, subs, tail)?;
         let tail = consume(b"E", tail)?;
         let (num, tail) = if let Ok((num, tail)) = parse_number(10, false, tail) {
@@ -7945,7 +7979,7 @@ impl Parse for ClosureTypeName {
             (None, tail)
         };
         let tail = consume(b"_", tail)?;
-        Ok((ClosureTypeName(sig, num), tail))
+        Ok((ClosureTypeName(sig, num, decls), tail))
     }
 }
 
@@ -7961,7 +7995,45 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         // PATCH: LLVM's spelling, `'lambda'(int)`, `'lambda0'(int)` (the mangled number).
-        write!(ctx, "'lambda{}'(", self.1.map_or(String::new(), |n| n.to_string()))?;
+        write!(ctx, "'lambda{}'", self.1.map_or(String::new(), |n| n.to_string()))?;
+        if !self.2.is_empty() {
+            // LLVM's invented names: `$T`, `$T0`, `$T1`… and `$N`, `$N0`… by kind.
+            let (mut types, mut values) = (0usize, 0usize);
+            let mut invent = |ctx: &mut DemangleContext<'subs, W>, value: bool| {
+                let n = if value { &mut values } else { &mut types };
+                let kind = if value { "$N" } else { "$T" };
+                let r = match *n {
+                    0 => write!(ctx, "{kind}"),
+                    i => write!(ctx, "{kind}{}", i - 1),
+                };
+                *n += 1;
+                r
+            };
+            write!(ctx, "<")?;
+            for (i, decl) in self.2.iter().enumerate() {
+                if i > 0 {
+                    write!(ctx, ", ")?;
+                }
+                match decl {
+                    LambdaParamDecl::Type => {
+                        write!(ctx, "typename ")?;
+                        invent(ctx, false)?;
+                    }
+                    LambdaParamDecl::NonType(ty) => {
+                        ty.demangle(ctx, scope)?;
+                        write!(ctx, " ")?;
+                        invent(ctx, true)?;
+                    }
+                    LambdaParamDecl::Constrained(name) => {
+                        name.demangle(ctx, scope)?;
+                        write!(ctx, " ")?;
+                        invent(ctx, false)?;
+                    }
+                }
+            }
+            write!(ctx, ">")?;
+        }
+        write!(ctx, "(")?;
         self.0.demangle(ctx, scope)?;
         write!(ctx, ")")?;
         Ok(())
@@ -11811,11 +11883,11 @@ mod tests {
         assert_parse!(ClosureTypeName {
             Ok => {
                 b"UlvE_..." => {
-                    ClosureTypeName(LambdaSig(vec![]), None),
+                    ClosureTypeName(LambdaSig(vec![]), None, vec![]),
                     b"..."
                 }
                 b"UlvE36_..." => {
-                    ClosureTypeName(LambdaSig(vec![]), Some(36)),
+                    ClosureTypeName(LambdaSig(vec![]), Some(36), vec![]),
                     b"..."
                 }
             }
@@ -12393,7 +12465,7 @@ mod tests {
                                     BuiltinType::Standard(
                                         StandardBuiltinType::Long))
                             ]),
-                            None),
+                            None, vec![]),
                         AbiTags::default()),
                     b"..."
                 }
@@ -12486,7 +12558,7 @@ mod tests {
                                     BuiltinType::Standard(
                                         StandardBuiltinType::Long))
                             ]),
-                            None),
+                            None, vec![]),
                         AbiTags(vec![AbiTag(
                             SourceName(
                                 Identifier {
