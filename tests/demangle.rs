@@ -127,6 +127,12 @@ fn known_names_as_llvm_writes_them() {
             "_ZZN2v88internal6regexp14BytecodeWriter4EmitILNS1_8BytecodeE49EJiPNS0_5LabelEEEEvDpT0_ENKUlTnDaTnmvE_clILNS1_6detail20BytecodeOperandNamesILS4_49EE7OperandE1ELm1EEEDav",
             "auto void v8::internal::regexp::BytecodeWriter::Emit<(v8::internal::regexp::Bytecode)49, int, v8::internal::Label*>(int, v8::internal::Label*)::'lambda'<auto $N, unsigned long $N0>()::operator()<(v8::internal::regexp::detail::BytecodeOperandNames<(v8::internal::regexp::Bytecode)49>::Operand)1, (unsigned long)1>() const",
         ),
+        // A function template returning a function pointer: the name inside the
+        // declarator (SpiderMonkey's `get_real_symbol`).
+        (
+            "_ZL15get_real_symbolIPDoFPcPKcEET_S2_S5_",
+            "char* (*get_real_symbol<char* (*)(char const*) noexcept>(char const*, char* (*)(char const*) noexcept))(char const*) noexcept",
+        ),
     ];
     for (mangled, llvm) in cases {
         assert_eq!(profiler_symbol_server::internals::demangle(mangled), llvm);

@@ -592,6 +592,8 @@ where
     // whether a piece prints anything decides the comma before it.
     dry_run: u32,
     dry_bytes: usize,
+    // PATCH: while set, output goes here instead (`capture`).
+    capture: Option<String>,
 
     // Whether to show function parameters.
     // This must be set to true before calling `demangle` on `Encoding`
@@ -624,6 +626,13 @@ where
         if self.dry_run > 0 {
             self.dry_bytes += s.len();
             self.last_char_written = s.chars().last();
+            return Ok(());
+        }
+
+        if let Some(text) = &mut self.capture {
+            text.push_str(s);
+            self.last_char_written = s.chars().last();
+            self.bytes_written += s.len();
             return Ok(());
         }
 
@@ -664,6 +673,7 @@ where
             pack_max: None,
             dry_run: 0,
             dry_bytes: 0,
+            capture: None,
             show_params: !options.no_params,
             show_return_type: !options.no_return_type,
             show_expression_literal_types: !options.hide_expression_literal_types,
@@ -749,6 +759,18 @@ where
         self.is_template_prefix_in_nested_name = flags.4;
         self.source_name = flags.5;
         result.map(|_| written)
+    }
+
+    /// PATCH: what `f` prints, kept instead of written (written later by the caller,
+    /// possibly cut in two: a function's return type around its name).
+    fn capture<F>(&mut self, f: F) -> ::core::result::Result<String, fmt::Error>
+    where
+        F: FnOnce(&mut Self) -> fmt::Result,
+    {
+        let outer = self.capture.replace(String::new());
+        let result = f(self);
+        let text = core::mem::replace(&mut self.capture, outer).unwrap_or_default();
+        result.map(|_| text)
     }
 
     /// PATCH: whether `ty` prints nothing: a pack expansion of an empty pack, or
@@ -1686,11 +1708,27 @@ where
                 //
                 // For the details, see
                 // https://itanium-cxx-abi.github.io/cxx-abi/abi.html#mangle.function-type
+                // PATCH: a return type that is a pointer or reference to a function or
+                // array is written around the name, as a C++ declarator and as LLVM
+                // writes it: `int (*f<T>(char const*))(char*)`, not
+                // `int (*)(char*) f<T>(char const*)`. The text after the hole.
+                let mut after_name = None;
                 let scope = if let Some(template_args) = name.get_template_args(ctx.subs) {
                     let scope = scope.push(template_args);
                     if ctx.show_return_type && !name.is_ctor_dtor_conversion(ctx.subs) {
-                        fun_ty.0[0].demangle(ctx, scope)?;
-                        write!(ctx, " ")?;
+                        if ctx.dry_run == 0 {
+                            let ret = ctx.capture(|ctx| fun_ty.0[0].demangle(ctx, scope))?;
+                            match declarator_hole(&ret) {
+                                Some(hole) => {
+                                    write!(ctx, "{}", &ret[..hole])?;
+                                    after_name = Some(ret[hole..].to_string());
+                                }
+                                None => write!(ctx, "{} ", ret)?,
+                            }
+                        } else {
+                            fun_ty.0[0].demangle(ctx, scope)?;
+                            write!(ctx, " ")?;
+                        }
                     }
 
                     scope
@@ -1715,6 +1753,9 @@ where
                 } else {
                     name.demangle(ctx, scope)?;
                 }
+                if let Some(after) = after_name {
+                    write!(ctx, "{}", after)?;
+                }
 
                 Ok(())
             }
@@ -1722,6 +1763,34 @@ where
             Encoding::Special(ref name) => name.demangle(ctx, scope),
         }
     }
+}
+
+/// PATCH: where a name goes in the text of a type that is a pointer or reference to a
+/// function or an array (`int (*)(char*)`: after the `*`), outside template arguments;
+/// the innermost such declarator when they nest (`void (* (*)(int))(long)`).
+fn declarator_hole(ty: &str) -> Option<usize> {
+    let b = ty.as_bytes();
+    let mut angle = 0usize;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'<' => angle += 1,
+            b'>' => angle = angle.saturating_sub(1),
+            b'(' if angle == 0 => {
+                // `(` + pointer or reference marks (`*`, `&`, `C::*`, ` const`) + `)`,
+                // then the function's parameters or the array's bound.
+                let close = i + 1 + b[i + 1..].iter().position(|&c| c == b')' || c == b'(')?;
+                if b[close] != b')' || !matches!(b.get(close + 1), Some(b'(') | Some(b'[')) {
+                    continue;
+                }
+                let inside = ty[i + 1..close].trim_end_matches(" const").trim_end();
+                if inside.ends_with('*') || inside.ends_with('&') {
+                    return Some(close);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 impl<'subs, W> DemangleAsInner<'subs, W> for Encoding
