@@ -327,7 +327,14 @@ impl<'t> NameFormatter<'t> {
             TypeData::Enumeration(t) => w.push_str(&t.name.to_string()),
             TypeData::Enumerate(t) => w.push_str(&t.name.to_string()),
             TypeData::Modifier(t) => self.emit_modifier(w, t, depth + 1)?,
-            other => write!(w, "unhandled type /* {other:?} */")?,
+            // Field-list records, which no valid signature names. pdb-addr2line prints their
+            // `Debug` form; the variant's name alone keeps `TypeData`'s whole `Debug` (25 KB)
+            // out of the binary and a hostile field list out of the name.
+            other => {
+                w.push_str("unhandled type /* ");
+                w.push_str(unhandled_kind(&other));
+                w.push_str(" */");
+            }
         }
         Ok(())
     }
@@ -659,5 +666,34 @@ impl<'t> NameFormatter<'t> {
             map
         });
         map.get(name).copied()
+    }
+}
+
+/// The variant's name of a type record `emit_type` does not write.
+fn unhandled_kind(data: &TypeData) -> &'static str {
+    match data {
+        TypeData::Primitive(_) => "Primitive",
+        TypeData::Class(_) => "Class",
+        TypeData::Member(_) => "Member",
+        TypeData::MemberFunction(_) => "MemberFunction",
+        TypeData::OverloadedMethod(_) => "OverloadedMethod",
+        TypeData::Method(_) => "Method",
+        TypeData::StaticMember(_) => "StaticMember",
+        TypeData::Nested(_) => "Nested",
+        TypeData::BaseClass(_) => "BaseClass",
+        TypeData::VirtualBaseClass(_) => "VirtualBaseClass",
+        TypeData::VirtualFunctionTablePointer(_) => "VirtualFunctionTablePointer",
+        TypeData::Procedure(_) => "Procedure",
+        TypeData::Pointer(_) => "Pointer",
+        TypeData::Modifier(_) => "Modifier",
+        TypeData::Enumeration(_) => "Enumeration",
+        TypeData::Enumerate(_) => "Enumerate",
+        TypeData::Array(_) => "Array",
+        TypeData::Union(_) => "Union",
+        TypeData::Bitfield(_) => "Bitfield",
+        TypeData::FieldList(_) => "FieldList",
+        TypeData::ArgumentList(_) => "ArgumentList",
+        TypeData::MethodList(_) => "MethodList",
+        _ => "TypeData",
     }
 }

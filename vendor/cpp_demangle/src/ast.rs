@@ -99,7 +99,7 @@ impl AutoLogDemangle {
         is_inner: bool,
     ) -> AutoLogDemangle
     where
-        P: ?Sized + fmt::Debug,
+        P: ?Sized + MaybeDebug,
         W: DemangleWrite,
     {
         LOG_DEPTH.with(|depth| {
@@ -132,7 +132,7 @@ impl AutoLogDemangle {
         _: bool,
     ) -> AutoLogDemangle
     where
-        P: ?Sized + fmt::Debug,
+        P: ?Sized + MaybeDebug,
         W: DemangleWrite,
     {
         AutoLogDemangle
@@ -357,7 +357,7 @@ pub(crate) trait IsCtorDtorConversion {
 ///
 /// This trait is implemented by anything that can potentially resolve arguments
 /// for us.
-trait ArgScope<'me, 'ctx>: fmt::Debug {
+trait ArgScope<'me, 'ctx>: MaybeDebug {
     /// Get the current scope's leaf name.
     fn leaf_name(&'me self) -> Result<LeafName<'ctx>>;
 
@@ -375,7 +375,10 @@ trait ArgScope<'me, 'ctx>: fmt::Debug {
 /// `ArgScopeStack`s whose `prev` references point back to the old ones. These
 /// `ArgScopeStack`s are kept on the native stack, and as functions return, they
 /// go out of scope and we use the previous `ArgScopeStack`s again.
-#[derive(Copy, Clone, Debug)]
+// PATCH: Debug with the `logging` feature only (see `MaybeDebug`).
+#[derive(Copy, Clone)]
+#[cfg_attr(feature = "logging", derive(Debug))]
+#[cfg_attr(not(feature = "logging"), allow(missing_debug_implementations))]
 pub struct ArgScopeStack<'prev, 'subs>
 where
     'subs: 'prev,
@@ -514,7 +517,9 @@ impl<'a, 'b, W: 'a + DemangleWrite> Drop for AutoParseDemangle<'a, 'b, W> {
 
 /// Common state that is required when demangling a mangled symbol's parsed AST.
 #[doc(hidden)]
-#[derive(Debug)]
+// PATCH: Debug with the `logging` feature only (see `MaybeDebug`).
+#[cfg_attr(feature = "logging", derive(Debug))]
+#[cfg_attr(not(feature = "logging"), allow(missing_debug_implementations))]
 pub struct DemangleContext<'a, W>
 where
     W: 'a + DemangleWrite,
@@ -922,7 +927,9 @@ where
 }
 
 #[doc(hidden)]
-#[derive(Debug)]
+// PATCH: Debug with the `logging` feature only (see `MaybeDebug`).
+#[cfg_attr(feature = "logging", derive(Debug))]
+#[cfg_attr(not(feature = "logging"), allow(missing_debug_implementations))]
 pub struct AutoDemangleContextInnerBarrier<'ctx, 'a, W>
 where
     W: 'a + DemangleWrite,
@@ -1009,9 +1016,23 @@ macro_rules! inner_barrier {
     };
 }
 
+/// PATCH: `Debug` as a supertrait of `Demangle` and `ArgScope` only with the `logging`
+/// feature, which prints the nodes: otherwise every `dyn` vtable of them carried the node's
+/// `Debug` impl into the binary (about 60 KB of a static build).
+#[cfg(feature = "logging")]
+#[doc(hidden)]
+pub trait MaybeDebug: fmt::Debug {}
+#[cfg(feature = "logging")]
+impl<T: ?Sized + fmt::Debug> MaybeDebug for T {}
+#[cfg(not(feature = "logging"))]
+#[doc(hidden)]
+pub trait MaybeDebug {}
+#[cfg(not(feature = "logging"))]
+impl<T: ?Sized> MaybeDebug for T {}
+
 /// Any AST node that can be printed in a demangled form.
 #[doc(hidden)]
-pub trait Demangle<'subs, W>: fmt::Debug
+pub trait Demangle<'subs, W>: MaybeDebug
 where
     W: 'subs + DemangleWrite,
 {
@@ -4260,11 +4281,9 @@ where
                 }
                 write!(ctx, "&")
             }
-            ref otherwise => {
-                unreachable!(
-                    "We shouldn't ever put any other types on the inner stack: {:?}",
-                    otherwise
-                );
+            // PATCH: the node is not printed (its Debug impl would be in every vtable).
+            _ => {
+                unreachable!("We shouldn't ever put any other types on the inner stack");
             }
         }
     }

@@ -11,7 +11,9 @@ macro_rules! log {
 #[cfg(not(feature = "logging"))]
 macro_rules! log {
     ( $fmt:expr ) => {};
-    ( $fmt:expr, $($x:tt)* ) => {
-        if false { let _ = format!($fmt, $($x)*); }
+    // PATCH: the arguments are not type-checked without the feature: some are `dyn`
+    // nodes, which are `Debug` only with it (`ast::MaybeDebug`).
+    ( $fmt:expr, $($x:expr),* $(,)? ) => {
+        if false { $( let _ = &$x; )* }
     };
 }
