@@ -620,23 +620,26 @@ mod tests {
                         }
                     }
                 }
-                let mut got = Vec::new();
-                let mut cursor = Cursor::new(&unit).unwrap();
-                loop {
-                    cursor.skip_others(&plans, isize::MIN, true);
-                    if cursor.is_empty() {
-                        break;
+                // Where the loop stops: the subprograms and inlined calls read there.
+                let stops = |inlines_too: bool| {
+                    let mut got = Vec::new();
+                    let mut cursor = Cursor::new(&unit).unwrap();
+                    loop {
+                        cursor.skip_others(&plans, isize::MIN, inlines_too);
+                        if cursor.is_empty() {
+                            return got;
+                        }
+                        let (at, depth) = (cursor.offset(), cursor.depth());
+                        let tag = cursor.next(&plans, |_| false, &mut |_, _| Ok(())).unwrap();
+                        if matches!(
+                            tag,
+                            Some(gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine)
+                        ) {
+                            got.push((at, depth));
+                        }
                     }
-                    let (at, depth) = (cursor.offset(), cursor.depth());
-                    let tag = cursor.next(&plans, |_| false, &mut |_, _| Ok(())).unwrap();
-                    if matches!(
-                        tag,
-                        Some(gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine)
-                    ) {
-                        got.push((at, depth));
-                    }
-                }
-                assert_eq!(got, want, "{path}");
+                };
+                assert_eq!(stops(true), want, "{path}");
                 // Outside a subprogram being read: subprograms without ranges are
                 // stepped over, the others still stop the loop.
                 let ranged: Vec<_> = want
@@ -655,26 +658,12 @@ mod tests {
                     })
                     .copied()
                     .collect();
-                let mut got = Vec::new();
-                let mut cursor = Cursor::new(&unit).unwrap();
-                loop {
-                    cursor.skip_others(&plans, isize::MIN, false);
-                    if cursor.is_empty() {
-                        break;
-                    }
-                    let (at, depth) = (cursor.offset(), cursor.depth());
-                    let tag = cursor.next(&plans, |_| false, &mut |_, _| Ok(())).unwrap();
-                    if tag == Some(gimli::DW_TAG_subprogram) {
-                        got.push((at, depth));
-                    }
-                }
-                let subprograms = want
-                    .iter()
-                    .filter(|&&(at, _)| {
-                        let mut e = unit.entries_at_offset(at).unwrap();
-                        e.next_dfs().unwrap().unwrap().tag() == gimli::DW_TAG_subprogram
-                    })
-                    .count();
+                let is_subprogram = |&(at, _): &(gimli::UnitOffset<usize>, isize)| {
+                    let mut e = unit.entries_at_offset(at).unwrap();
+                    e.next_dfs().unwrap().unwrap().tag() == gimli::DW_TAG_subprogram
+                };
+                let got: Vec<_> = stops(false).into_iter().filter(is_subprogram).collect();
+                let subprograms = want.iter().filter(|&w| is_subprogram(w)).count();
                 stepped_over |= ranged.len() < subprograms;
                 assert_eq!(got, ranged, "{path}");
             }
