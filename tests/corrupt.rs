@@ -39,6 +39,12 @@ fn a_panicking_parser_costs_only_its_module() {
         "pdb-panic-modi.pdb",
         "pdb-panic-fuzz.pdb",
     ] {
+        // This one panics through a `debug_assert!` of the pdb crate
+        // (`vendor/pdb/src/modi/mod.rs`): a release build (`cargo test --release`) reads
+        // past it and answers, as it did before the crate was vendored.
+        if bad == "pdb-panic-modi.pdb" && !cfg!(debug_assertions) {
+            continue;
+        }
         let dir = scratch(&format!("corrupt-{bad}"));
         std::fs::copy(
             concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/corrupt/").to_string() + bad,
