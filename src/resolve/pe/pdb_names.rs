@@ -7,7 +7,8 @@
 //! dump_syms calls through symbolic with its default flags: no return type, no `static`,
 //! `, ` between arguments, class names without `class`/`struct`. Unlike it, nothing here
 //! panics on an unknown primitive, and nesting and output length are bounded (a hostile
-//! PDB can make a type refer to itself).
+//! PDB can make a type refer to itself), and so is the memo of written types.
+//! (Over 700 lines with its tests, a crafted type stream among them; the code is 700.)
 
 use std::cell::RefCell;
 use std::collections::HashMap;
