@@ -92,9 +92,9 @@ pub struct Companions<'a, 'f> {
 }
 
 pub struct DwarfResolver {
-    /// addr2line over the same sections, made when `/source/v1` or `/asm/v1` asks about
-    /// an address, or the batch path leaves one (its tables, every unit parsed, cost
-    /// time and memory a batch does not need).
+    /// addr2line over the same sections, made when `/source/v1` asks for a unit's
+    /// directory, for symbols without sizes (Mach-O), or when the batch path leaves an
+    /// address (its tables, every unit parsed, cost time and memory a batch does not need).
     ctx: OnceCell<Option<addr2line::Context<R>>>,
     dwarf: Arc<gimli::Dwarf<R>>,
     /// The units and their ranges, as addr2line lists them, for [`Self::lookup_batch`].
