@@ -227,7 +227,7 @@ impl DwarfResolver {
     /// 150 MB and 0.1 s on a libxul-sized file) is not built for it.
     pub fn comp_dir(&self, addr: u64) -> Option<String> {
         let dir = |d: &R| d.to_string_lossy().into_owned();
-        if let batch::Cover::Unit(i) = self.units.cover(addr)
+        if let Some(i) = self.unit_of(addr)
             && self.units.units.get(i).is_some_and(|u| !u.split)
             && let Some(unit) = self.units.unit(&self.dwarf, i)
         {

@@ -33,6 +33,14 @@ enum Step {
 /// The `size` of a [`Step::Range`] that is a LEB128.
 const LEB: u8 = u8::MAX;
 
+/// An address range attribute: `DW_AT_low_pc`, `high_pc` or `ranges`.
+fn range_attr(name: gimli::DwAt) -> bool {
+    matches!(
+        name,
+        gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
+    )
+}
+
 /// How a range attribute is read: its value decoded here for the forms compilers use,
 /// as gimli's `Attribute::value` gives it; by gimli for any other.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -153,10 +161,7 @@ impl Plans {
                 // Blocks and strings of these attributes give no range (`RangeAttrs::take`).
                 if ranged
                     && let Some(size) = size
-                    && matches!(
-                        spec.name(),
-                        gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
-                    )
+                    && range_attr(spec.name())
                 {
                     // An empty form (`implicit_const`) or an odd address size: gimli's
                     // reading, errors included.
@@ -185,12 +190,7 @@ impl Plans {
                 _ => None,
             };
             let no_range = a.tag() == gimli::DW_TAG_subprogram
-                && !a.attributes().iter().any(|spec| {
-                    matches!(
-                        spec.name(),
-                        gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
-                    )
-                });
+                && !a.attributes().iter().any(|spec| range_attr(spec.name()));
             self.plans.push(Plan {
                 tag: a.tag(),
                 children: a.has_children(),

@@ -114,6 +114,7 @@ impl Units {
         aranges.sort_unstable_by_key(|a| a.0);
         let mut units = Vec::new();
         let mut ranges = Vec::new();
+        let mut budget = 2 * gimli::Section::reader(&dwarf.debug_abbrev).slice().len();
         let mut headers = dwarf.units();
         while let Some(header) = headers.next()? {
             let id = units.len();
@@ -125,7 +126,8 @@ impl Units {
                 gimli::UnitType::Partial => false,
                 _ => true,
             };
-            let Some(unit) = root_only(dwarf, &header).or_else(|| dwarf.unit(header).ok()) else {
+            let root = root_only(dwarf, &header, &mut budget);
+            let Some(unit) = root.or_else(|| dwarf.unit(header).ok()) else {
                 continue;
             };
             let uref = URef::new(dwarf, &unit);
@@ -249,77 +251,73 @@ impl Units {
     }
 }
 
-/// `header`'s unit with only its root DIE's abbreviation parsed, when that is the first of
-/// its table (compilers put it there): enough to read the root's attributes. A big C++
-/// unit's table has hundreds of abbreviations, and parsing them for every unit at load
-/// was the largest part of listing a libxul-sized library's units; a unit's whole table
-/// is parsed when it is asked about (`Units::unit`). `None`: parse it all.
-fn root_only(dwarf: &gimli::Dwarf<R>, header: &gimli::UnitHeader<R>) -> Option<gimli::Unit<R>> {
+/// `header`'s unit with only its root DIE's abbreviation parsed (clang writes it first in
+/// the table, gcc among the others): enough to read the root's attributes. A big C++
+/// unit's table has hundreds of abbreviations, and building it for every unit at load was
+/// the largest part of listing a libxul-sized library's units; a unit's whole table is
+/// parsed when it is asked about (`Units::unit`). `None`: parse it all. `budget`: bytes
+/// of abbreviations this may still read, for all units together (several units can share
+/// one table, which gimli then parses once for all: read again for each, a hostile file's
+/// long one would cost its size times its units).
+fn root_only(
+    dwarf: &gimli::Dwarf<R>,
+    header: &gimli::UnitHeader<R>,
+    budget: &mut usize,
+) -> Option<gimli::Unit<R>> {
+    use gimli::leb128::read::{signed, unsigned};
     let table = gimli::Section::reader(&dwarf.debug_abbrev);
+    let endian = gimli::Reader::endian(table);
     let bytes = table.slice().get(header.debug_abbrev_offset().0..)?;
     let root = header.range_from(header.root_offset()..).ok()?;
-    let code = leb(root.slice(), &mut 0)?;
-    let mut at = 0;
-    if code == 0 || leb(bytes, &mut at)? != code {
+    let code = unsigned(&mut gimli::EndianSlice::new(root.slice(), endian)).ok()?;
+    if code == 0 {
         return None;
     }
-    leb(bytes, &mut at)?; // tag
-    at += 1; // children
-    loop {
-        let (name, form) = (leb(bytes, &mut at)?, leb(bytes, &mut at)?);
-        if form == u64::from(gimli::DW_FORM_implicit_const.0) {
-            leb(bytes, &mut at)?;
+    let mut entry = gimli::EndianSlice::new(bytes, endian);
+    let at = |entry: &gimli::EndianSlice<'_, _>| bytes.len() - entry.len();
+    // Entries in turn until the root's (a 0 code ends the table: `None`).
+    let (start, stmt_list) = loop {
+        let start = at(&entry);
+        let this = unsigned(&mut entry).ok().filter(|&c| c != 0)?;
+        unsigned(&mut entry).ok()?; // tag
+        gimli::Reader::read_u8(&mut entry).ok()?; // children
+        // Where its `DW_AT_stmt_list` is: read as a `DW_AT_sibling` (both one-byte
+        // numbers), which nothing here reads on a root DIE, gimli leaves the line
+        // program's header (every file name, the other large part of that load) unread.
+        // A unit whose ranges come from its line program is read in full for them.
+        let mut stmt_list = None;
+        loop {
+            let name_at = at(&entry);
+            let (name, form) = (unsigned(&mut entry).ok()?, unsigned(&mut entry).ok()?);
+            if name == 0 && form == 0 {
+                break;
+            }
+            if form == u64::from(gimli::DW_FORM_implicit_const.0) {
+                signed(&mut entry).ok()?;
+            }
+            if name == u64::from(gimli::DW_AT_stmt_list.0) {
+                stmt_list = Some(name_at - start);
+            }
         }
-        if name == 0 && form == 0 {
-            break;
+        if this == code {
+            break (start, stmt_list);
         }
-    }
+        if at(&entry) > *budget {
+            return None;
+        }
+    };
+    *budget = budget.checked_sub(at(&entry))?;
     // The entry and the 0 that ends a table.
-    let mut one = bytes.get(..at)?.to_vec();
+    let mut one = bytes.get(start..at(&entry))?.to_vec();
     one.push(0);
-    // Its `DW_AT_stmt_list` read as a `DW_AT_sibling` (both one-byte numbers), which
-    // nothing here reads on a root DIE: gimli then leaves the line program's header (every
-    // file name, the other large part of that load) unread. A unit whose ranges come from
-    // its line program is read in full for them.
-    let mut i = 0;
-    leb(&one, &mut i)?;
-    leb(&one, &mut i)?;
-    i += 1;
-    loop {
-        let name_at = i;
-        let (name, form) = (leb(&one, &mut i)?, leb(&one, &mut i)?);
-        if name == 0 && form == 0 {
-            break;
-        }
-        if form == u64::from(gimli::DW_FORM_implicit_const.0) {
-            leb(&one, &mut i)?;
-        }
-        if name == u64::from(gimli::DW_AT_stmt_list.0) {
-            // The byte 0x10 itself: a canonical LEB128 of 0x10 is that one byte.
-            *one.get_mut(name_at).filter(|b| **b == 0x10)? = gimli::DW_AT_sibling.0 as u8;
-        }
+    if let Some(at) = stmt_list {
+        // The byte 0x10 itself: a canonical LEB128 of 0x10 is that one byte.
+        *one.get_mut(at).filter(|b| **b == 0x10)? = gimli::DW_AT_sibling.0 as u8;
     }
-    let abbrevs = gimli::DebugAbbrev::new(&one, gimli::Reader::endian(table))
+    let abbrevs = gimli::DebugAbbrev::new(&one, endian)
         .abbreviations(gimli::DebugAbbrevOffset(0))
         .ok()?;
     gimli::Unit::new_with_abbreviations(dwarf, header.clone(), std::sync::Arc::new(abbrevs)).ok()
-}
-
-/// A LEB128 number (signed ones skipped alike) at `*at`, which moves past it.
-fn leb(b: &[u8], at: &mut usize) -> Option<u64> {
-    let mut value = 0u64;
-    let mut shift = 0;
-    loop {
-        let byte = *b.get(*at)?;
-        *at += 1;
-        if shift < 64 {
-            value |= u64::from(byte & 0x7f) << shift;
-        }
-        if byte & 0x80 == 0 {
-            return Some(value);
-        }
-        shift += 7;
-    }
 }
 
 /// The bytes of a unit's DIEs and of its line program.
@@ -348,4 +346,45 @@ pub(in crate::resolve::dwarf) fn unit_bytes<'a>(
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve::dwarf::{READER_FIXTURES, fixture_dwarf};
+
+    /// Every fixture unit is listed from its root alone (not by the whole parse it falls
+    /// back to), with the root's attributes as gimli reads them from the whole table, and
+    /// its line program's header left unread.
+    #[test]
+    fn units_are_listed_from_their_root_alone() {
+        for path in READER_FIXTURES {
+            let dwarf = fixture_dwarf(path);
+            let mut headers = dwarf.units();
+            while let Some(header) = headers.next().unwrap() {
+                let full = dwarf.unit(header.clone()).unwrap();
+                // Past the bytes it may read, the whole table is parsed instead.
+                assert!(root_only(&dwarf, &header, &mut 0).is_none(), "{path}");
+                let mut budget = usize::MAX;
+                let root = root_only(&dwarf, &header, &mut budget).expect(path);
+                let codes = |u: &gimli::Unit<R>| {
+                    (1..1000)
+                        .filter(|&c| u.abbreviations.get(c).is_some())
+                        .count()
+                };
+                assert_eq!(codes(&root), 1, "{path}");
+                assert!(codes(&full) > 1, "{path}");
+                let text = |s: &Option<R>| s.as_ref().map(|s| s.to_string_lossy().into_owned());
+                assert_eq!(text(&root.name), text(&full.name), "{path}");
+                assert_eq!(text(&root.comp_dir), text(&full.comp_dir), "{path}");
+                assert_eq!(root.low_pc, full.low_pc, "{path}");
+                assert_eq!(root.addr_base, full.addr_base, "{path}");
+                assert_eq!(root.rnglists_base, full.rnglists_base, "{path}");
+                assert_eq!(root.str_offsets_base, full.str_offsets_base, "{path}");
+                assert_eq!(root.dwo_id, full.dwo_id, "{path}");
+                assert!(full.line_program.is_some(), "{path}");
+                assert!(root.line_program.is_none(), "{path}");
+            }
+        }
+    }
 }
