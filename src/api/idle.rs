@@ -2,8 +2,8 @@
 //! the front-end will ask for before it asks. In the loop's idle time it resolves them,
 //! module by module (the most addresses first), into the same memo the requests use: the
 //! front-end's requests then find their answers made. The work goes in slices of a few
-//! milliseconds, between which the loop takes requests; a module's first load is one
-//! step (a parse cannot be cut), the rest are chunks of offsets.
+//! milliseconds, between which the loop takes requests: a module's first load in steps
+//! ([`SymbolStore::prepare`](crate::store::SymbolStore::prepare)), then chunks of offsets.
 //!
 //! A module a request has asked for is left to the requests ("taken over"): the
 //! front-end asks for all of a module's addresses at once, so what is left would be
@@ -33,6 +33,8 @@ pub(super) struct IdleWork {
     /// Modules left, in order; the first is being resolved from `pos`.
     modules: VecDeque<WantedModule>,
     pos: usize,
+    /// Whether the first module's offsets are in unit order yet.
+    grouped: bool,
     chunk: usize,
     /// Modules whose downloads were running, with the download count then: tried again
     /// when downloads have moved on.
@@ -61,6 +63,7 @@ impl IdleWork {
         let is = |m: &WantedModule| m.lib.debug_name == debug_name && m.lib.breakpad_id == *id;
         if self.modules.front().is_some_and(is) {
             self.pos = 0;
+            self.grouped = false;
         }
         self.modules.retain(|m| !is(m));
         self.waiting.retain(|m| !is(m));
@@ -90,31 +93,59 @@ impl Api {
             let Some(m) = work.modules.front() else {
                 break;
             };
+            // A big file's first load goes in steps too: the rest in the next slice.
+            let ready = self.store.prepare(
+                &m.lib.debug_name,
+                &m.lib.breakpad_id,
+                Some(&m.lib),
+                deadline,
+            );
+            if !ready {
+                break;
+            }
             match self
                 .store
                 .module(&m.lib.debug_name, &m.lib.breakpad_id, Some(&m.lib))
             {
                 ModuleState::Ready(module) => {
-                    let mut end = (work.pos + work.chunk).min(m.offsets.len());
-                    // To the end of the last unit the chunk reaches into: a batch reads
-                    // each unit it touches whole, so a unit cut in two is read twice. At
-                    // most MAX_CHUNK more: a unit holding thousands of the profile's
-                    // addresses is cut rather than answered in one long slice.
-                    if let Some(part) = end
-                        .checked_sub(1)
-                        .and_then(|l| module.part_of(m.offsets[l]))
-                    {
-                        let most = (end + MAX_CHUNK).min(m.offsets.len());
-                        while end < most && module.part_of(m.offsets[end]) == Some(part) {
+                    let Some(m) = work.modules.front_mut() else {
+                        break;
+                    };
+                    if work.pos == 0 && !work.grouped {
+                        // By DWARF unit, each unit's offsets ascending (the others, in
+                        // no unit, last): a unit's ranges interleave with others' in a
+                        // big library, and a unit met again in a later slice is read
+                        // whole again.
+                        m.offsets
+                            .sort_by_cached_key(|&o| (module.part_of(o).unwrap_or(usize::MAX), o));
+                        work.grouped = true;
+                    }
+                    let len = m.offsets.len();
+                    let part = module.part_of(m.offsets[work.pos]);
+                    let mut end = work.pos + 1;
+                    if part.is_some() {
+                        // One DWARF unit's offsets, together and alone: the first reads
+                        // the unit's DIEs and line program whole (up to a few ms at
+                        // libxul's size), the others then cost little. At most
+                        // MAX_CHUNK of them.
+                        while end < len
+                            && end - work.pos < MAX_CHUNK
+                            && module.part_of(m.offsets[end]) == part
+                        {
                             end += 1;
                         }
+                    } else {
+                        // Elsewhere (symbol tables, PDB, `.sym`): `chunk` offsets, sized
+                        // by what the last ones cost.
+                        end = (work.pos + work.chunk).min(len);
                     }
                     let t = Instant::now();
                     // Only the memo is wanted: the places are the next request's.
-                    let _ =
-                        module.places_sorted(&m.offsets[work.pos..end], super::symbolicate::encode);
+                    let _ = module.remember(&m.offsets[work.pos..end], super::symbolicate::encode);
                     let took = t.elapsed();
-                    work.chunk = if took > budget {
+                    work.chunk = if part.is_some() {
+                        work.chunk
+                    } else if took > budget {
                         (work.chunk / 2).max(MIN_CHUNK)
                     } else if took < budget / 4 {
                         (work.chunk * 2).min(MAX_CHUNK)
@@ -123,9 +154,10 @@ impl Api {
                     };
                     work.resolved += (end - work.pos) as u64;
                     work.pos = end;
-                    if end == m.offsets.len() {
+                    if end == len {
                         work.modules.pop_front();
                         work.pos = 0;
+                        work.grouped = false;
                         work.done += 1;
                     }
                 }
@@ -135,11 +167,13 @@ impl Api {
                         work.waiting.push(m);
                     }
                     work.pos = 0;
+                    work.grouped = false;
                     work.waited_at = finished;
                 }
                 ModuleState::Missing(_) => {
                     work.modules.pop_front();
                     work.pos = 0;
+                    work.grouped = false;
                 }
             }
         }

@@ -7,6 +7,7 @@
 pub use super::range::Range;
 use object::{Object, ObjectSection, SectionKind};
 
+use super::pace;
 use super::symnames::{Names, Sym};
 use super::{LoadError, LoadErrorKind, Symbolized, Text, demangle};
 
@@ -29,7 +30,7 @@ pub fn code_sections(file: &object::File<'_>) -> Vec<(u64, u64)> {
 
 /// The functions of an ELF file: `symbols` (its `.symtab`/`.dynsym`, a separate debug
 /// file's), the MiniDebugInfo's symbols, PLT stubs, and `.eh_frame`/`.debug_frame` ranges.
-pub fn elf_table(
+pub async fn elf_table(
     file: &object::File<'_>,
     base: u64,
     mut symbols: Vec<Sym>,
@@ -41,6 +42,7 @@ pub fn elf_table(
         Ok(more) => symbols.extend(more),
         Err(e) => warnings.push(LoadError::new(LoadErrorKind::MiniDebugInfo, path, e)),
     }
+    super::pace::pause().await;
     symbols.extend(super::elf::plt::stubs(file, names));
     // `DT_INIT`/`DT_FINI` name their functions even where `.symtab` is stripped and no
     // FDE covers them (crti's `_init` has none).
@@ -49,11 +51,12 @@ pub fn elf_table(
             symbols.push((addr, 0, names.intern(name)));
         }
     }
-    let ranges = super::unwind::elf_ranges(file);
+    super::pace::pause().await;
+    let ranges = super::unwind::elf_ranges(file).await;
     // The entry point is a function even where nothing else says so (the dynamic
     // loader's assembly `_start` has neither symbol nor unwind entry once stripped).
     let entry = Some(file.entry()).filter(|&e| e != 0).into_iter().collect();
-    FunctionTable::new(base, symbols, ranges, entry, &code_sections(file))
+    FunctionTable::new_paced(base, symbols, ranges, entry, &code_sections(file)).await
 }
 
 /// The `DT_INIT` and `DT_FINI` addresses of `.dynamic`.
@@ -206,11 +209,23 @@ impl FunctionTable {
         starts: Vec<u64>,
         code: &[(u64, u64)],
     ) -> FunctionTable {
+        pace::finish(Self::new_paced(base, symbols, ranges, starts, code))
+    }
+
+    /// [`Self::new`], pausing in its sorts and every few thousand entries
+    /// ([`super::pace`]).
+    pub async fn new_paced(
+        base: u64,
+        symbols: Vec<Sym>,
+        ranges: Vec<Range>,
+        starts: Vec<u64>,
+        code: &[(u64, u64)],
+    ) -> FunctionTable {
         let mut syms: Vec<Sym> = symbols.into_iter().filter(|s| !s.2.is_empty()).collect();
         // One name per start: the sized symbol first, then the shorter name (a real
         // symbol over an alias like `foo@@V1`). Names are held once per module: one
         // name is one pointer, compared without reading it.
-        syms.sort_by(|a, b| {
+        pace::sort_by(&mut syms, |a, b| {
             a.0.cmp(&b.0)
                 .then(b.1.cmp(&a.1))
                 .then(a.2.len().cmp(&b.2.len()))
@@ -221,7 +236,8 @@ impl FunctionTable {
                         a.2.cmp(&b.2)
                     }
                 })
-        });
+        })
+        .await;
         syms.dedup_by(|b, a| a.0 == b.0);
         // The symbol at an address. Both callers below ask in nearly ascending order:
         // looked for just after the last answer first, over the addresses alone (a
@@ -245,7 +261,10 @@ impl FunctionTable {
 
         // (start, end if known, primary); sorted and merged below.
         let mut cand: Vec<Candidate> = Vec::new();
-        for r in &ranges {
+        for (i, r) in ranges.iter().enumerate() {
+            if i % 16384 == 16383 {
+                pace::pause().await;
+            }
             if r.end > r.start {
                 let sized = name_at(r.start).map(|s| s.1).filter(|&n| n > 0);
                 // An ELF symbol's size is the assembler's word; the unwind range only
@@ -263,15 +282,19 @@ impl FunctionTable {
         }
         cand.extend(starts.iter().map(|&s| (s, None, None)));
         // At one start: a known end first, a whole function over a part.
-        cand.sort_by(|a, b| {
+        pace::sort_by(&mut cand, |a, b| {
             a.0.cmp(&b.0)
                 .then(b.1.is_some().cmp(&a.1.is_some()))
                 .then(a.2.is_some().cmp(&b.2.is_some()))
-        });
+        })
+        .await;
         cand.dedup_by(|b, a| a.0 == b.0);
 
         let mut entries = Vec::with_capacity(cand.len());
         for (i, &(start, end, primary)) in cand.iter().enumerate() {
+            if i % 16384 == 16383 {
+                pace::pause().await;
+            }
             let section_end = if code.is_empty() {
                 u64::MAX
             } else {
@@ -300,7 +323,7 @@ impl FunctionTable {
             .filter_map(|e| e.name.as_ref())
             .map(|n| (n.as_ptr(), n.len()))
             .collect();
-        names.sort_unstable();
+        pace::sort_by(&mut names, Ord::cmp).await;
         names.dedup();
         let name_bytes = names.iter().map(|&(_, len)| len as u64).sum();
         FunctionTable {

@@ -12,6 +12,7 @@ pub mod id;
 pub mod macho;
 pub mod native;
 pub mod open;
+pub mod pace;
 pub mod pe;
 pub mod range;
 pub mod section;

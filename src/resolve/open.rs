@@ -2,7 +2,7 @@
 //! debug ID the same way for every format, and parse it. The store only says where to
 //! look (candidates, and companion files through [`LoadContext::companions`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use object::{Object, ObjectSection, SectionKind};
@@ -10,7 +10,7 @@ use object::{Object, ObjectSection, SectionKind};
 use super::breakpad::SymFile;
 use super::bytes::FileBytes;
 use super::id::{check_id, image_base};
-use super::{LoadContext, LoadError, LoadErrorKind, Module, elf, macho, pe};
+use super::{LoadContext, LoadError, LoadErrorKind, Module, elf, macho, pace, pe};
 use crate::debugid::DebugId;
 
 /// The magic of a PDB (MSF 7.0) file.
@@ -23,7 +23,68 @@ fn open_error(path: &Path, e: std::io::Error) -> LoadError {
 /// Opens the file at `ctx.path` whatever its format, if its debug ID is `want`. A panic
 /// in a parser (the `pdb` crate has some on corrupt files) becomes this file's error.
 pub fn open(want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
-    contained(ctx.path, || open_file(want, ctx))
+    contained(ctx.path, || pace::finish(open_file(want, ctx)))
+}
+
+/// Where a file's companions may be, owned by a load that outlives the store's borrow.
+pub type OwnedCompanionPaths = Box<dyn Fn(&Path, super::Companion<'_>) -> Vec<PathBuf>>;
+
+/// [`open`] in slices ([`pace`]): the idle-time work's way to open a big file.
+pub struct Opening {
+    path: PathBuf,
+    load: Option<pace::Resumable<Result<Module, LoadError>>>,
+}
+
+impl Opening {
+    pub fn new(
+        want: DebugId,
+        path: PathBuf,
+        companions: OwnedCompanionPaths,
+        verbose: bool,
+    ) -> Opening {
+        let shown = path.clone();
+        let load = pace::Resumable::new(async move {
+            let ctx = LoadContext {
+                path: &shown,
+                companions: &*companions,
+                verbose,
+            };
+            open_file(&want, &ctx).await
+        });
+        Opening {
+            path,
+            load: Some(load),
+        }
+    }
+
+    /// Goes on until `deadline`: the result when the load is done. A panic in a parser
+    /// becomes the result, as in [`open`].
+    pub fn step(&mut self, deadline: std::time::Instant) -> Option<Result<Module, LoadError>> {
+        let load = self.load.as_mut()?;
+        match contained(&self.path, || Ok(load.step(deadline))) {
+            Ok(None) => None,
+            Ok(Some(done)) => {
+                self.load = None;
+                Some(done)
+            }
+            Err(panicked) => {
+                self.load = None;
+                Some(Err(panicked))
+            }
+        }
+    }
+
+    /// The rest of the load at once (a request needs the module now).
+    pub fn finish(mut self) -> Result<Module, LoadError> {
+        match self.load.take() {
+            Some(load) => contained(&self.path, || load.finish()),
+            None => Err(LoadError::new(
+                LoadErrorKind::ParseError,
+                &self.path,
+                "the load was already done",
+            )),
+        }
+    }
 }
 
 /// Runs a parser over untrusted input, a panic in it becoming the error of the file
@@ -43,11 +104,11 @@ pub fn open_image(
     ctx: &LoadContext<'_>,
 ) -> Result<Module, LoadError> {
     contained(ctx.path, || {
-        open_data(Rc::new(FileBytes::from_vec(image)), want, ctx)
+        pace::finish(open_data(Rc::new(FileBytes::from_vec(image)), want, ctx))
     })
 }
 
-fn open_file(want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
+async fn open_file(want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> {
     let path = ctx.path;
     if path.extension().is_some_and(|e| e == "sym") {
         // Mapped and indexed in place, never read into memory whole.
@@ -56,10 +117,10 @@ fn open_file(want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError>
         return Ok(Module::Breakpad(sym));
     }
     let data = Rc::new(FileBytes::open(path).map_err(|e| open_error(path, e))?);
-    open_data(data, want, ctx)
+    open_data(data, want, ctx).await
 }
 
-fn open_data(
+async fn open_data(
     data: Rc<FileBytes>,
     want: &DebugId,
     ctx: &LoadContext<'_>,
@@ -90,7 +151,7 @@ fn open_data(
             let (found, _) = elf::identify(&file);
             check_id(path, &found, want)?;
             drop(file);
-            Ok(Module::Native(Box::new(elf::load(&data, ctx)?)))
+            Ok(Module::Native(Box::new(elf::load(&data, ctx).await?)))
         }
         object::FileKind::MachO32
         | object::FileKind::MachO64

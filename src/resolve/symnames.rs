@@ -129,6 +129,13 @@ impl Names {
         self.places.clear();
     }
 
+    /// Room for `n` more places at once: a libxul-sized table grown as it fills is
+    /// rehashed whole several times, the last one a pause of milliseconds in a load that
+    /// goes in slices ([`super::pace`]).
+    pub fn reserve_places(&mut self, n: usize) {
+        self.places.reserve(n);
+    }
+
     /// A new copy of `name`, counted against the caps but not looked up among the names
     /// held: for a name at a place of a string table seen for the first time. Symbols that
     /// share a name share its place (one copy through `places`); equal names at different

@@ -8,7 +8,7 @@ use object::{Object, ObjectSection};
 use super::range::Range;
 
 /// Every FDE of an unwind section as a range of addresses.
-fn fde_ranges<'a, S>(section: &S, bases: &BaseAddresses, out: &mut Vec<Range>)
+async fn fde_ranges<'a, S>(section: &S, bases: &BaseAddresses, out: &mut Vec<Range>)
 where
     S: UnwindSection<gimli::EndianSlice<'a, gimli::RunTimeEndian>>,
 {
@@ -18,7 +18,10 @@ where
     // 4 % of a libxul-sized library's first answer).
     let mut last: Option<(S::Offset, gimli::CommonInformationEntry<_>)> = None;
     // A bound on entries so a corrupt table cannot loop long.
-    for _ in 0..10_000_000 {
+    for i in 0..10_000_000 {
+        if i % 2048 == 2047 {
+            super::pace::pause().await;
+        }
         match entries.next() {
             Ok(Some(CieOrFde::Fde(partial))) => {
                 let parsed = partial.parse(|s, b, o| match &last {
@@ -44,8 +47,9 @@ where
     }
 }
 
-/// Function ranges of an ELF file from `.eh_frame` and `.debug_frame`.
-pub fn elf_ranges(file: &object::File<'_>) -> Vec<Range> {
+/// Function ranges of an ELF file from `.eh_frame` and `.debug_frame`, pausing every few
+/// thousand entries ([`super::pace`]).
+pub async fn elf_ranges(file: &object::File<'_>) -> Vec<Range> {
     let endian = super::section::endian_of(file);
     let address_size = if file.is_64() { 8 } else { 4 };
     let section_addr = |name: &str| file.section_by_name(name).map_or(0, |s| s.address());
@@ -60,14 +64,14 @@ pub fn elf_ranges(file: &object::File<'_>) -> Vec<Range> {
             .set_got(section_addr(".got"));
         let mut eh = gimli::EhFrame::new(&data, endian);
         eh.set_address_size(address_size);
-        fde_ranges(&eh, &bases, &mut out);
+        fde_ranges(&eh, &bases, &mut out).await;
     }
     if let Some(s) = file.section_by_name(".debug_frame")
         && let Ok(data) = s.uncompressed_data()
     {
         let mut df = gimli::DebugFrame::new(&data, endian);
         df.set_address_size(address_size);
-        fde_ranges(&df, &BaseAddresses::default(), &mut out);
+        fde_ranges(&df, &BaseAddresses::default(), &mut out).await;
     }
     out
 }

@@ -67,6 +67,10 @@ pub struct LoadedModule {
     /// Sorted by offset: a request's offsets, ascending, are looked up in one forward
     /// walk (a hash table's probes were a cache miss each, a tree's a descent each).
     memo: std::cell::RefCell<Vec<(u64, Answered)>>,
+    /// Answers idle-time work remembered ([`Self::remember`]), a DWARF unit at a time, so
+    /// not in the order of `memo`: merged into it in one pass when it is next read (a
+    /// merge per unit grew with the square of the profile's addresses).
+    pending: std::cell::RefCell<Vec<(u64, Answered)>>,
     /// The shared texts kept, by a hash of their bytes (one text per hash: a collision
     /// keeps a second copy, never a wrong one).
     shared: std::cell::RefCell<std::collections::HashMap<u64, Place>>,
@@ -85,6 +89,10 @@ pub struct LoadedModule {
     /// names are the profile author's, so no local file is served for them.
     from_profile: bool,
 }
+
+/// Writes an answer's three parts ([`Answered`]) in order, returning where the second and
+/// the third begin.
+type Encode<'a> = dyn Fn(&Symbolized, &mut Vec<u8>) -> (usize, usize) + 'a;
 
 /// Bytes counted per remembered answer besides its text.
 const MEMO_ENTRY_COST: u64 = std::mem::size_of::<(u64, Answered)>() as u64;
@@ -107,6 +115,7 @@ impl LoadedModule {
         LoadedModule {
             module,
             memo: Default::default(),
+            pending: Default::default(),
             shared: Default::default(),
             chunks: Default::default(),
             memo_bytes: Default::default(),
@@ -146,6 +155,10 @@ impl LoadedModule {
         offsets: &[u64],
         encode: impl Fn(&Symbolized, &mut Vec<u8>) -> (usize, usize),
     ) -> Result<Vec<Answered>, LoadError> {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        if !pending.is_empty() {
+            self.insert(pending);
+        }
         let mut places = Vec::with_capacity(offsets.len());
         // Indexes (into `offsets`) of those not remembered.
         let mut missing = Vec::new();
@@ -173,15 +186,48 @@ impl LoadedModule {
             missing = (0..offsets.len()).collect();
         }
         let asked: Vec<u64> = missing.iter().map(|&i| offsets[i]).collect();
-        // Each answer is encoded as it comes: a big request's answers are never all held
-        // as structures at once.
+        let mut new = Vec::with_capacity(asked.len());
+        self.resolve(&asked, &encode, |i, place| {
+            new.push((asked[i], place));
+            places[missing[i]] = place;
+        })?;
+        self.insert(new);
+        Ok(places)
+    }
+
+    /// Resolves and remembers ascending offsets none of which was asked for before (idle
+    /// work: the offsets of one DWARF unit, or of no unit, at a time), without answering
+    /// them; a request then finds them in the memo. Nothing is remembered past the memo's
+    /// bound.
+    pub fn remember(
+        &self,
+        offsets: &[u64],
+        encode: impl Fn(&Symbolized, &mut Vec<u8>) -> (usize, usize),
+    ) -> Result<(), LoadError> {
+        if self.memo.borrow().len() + self.pending.borrow().len() + offsets.len() > MAX_MEMO {
+            return Ok(());
+        }
+        let mut new = Vec::with_capacity(offsets.len());
+        self.resolve(offsets, &encode, |i, place| new.push((offsets[i], place)))?;
+        self.pending.borrow_mut().extend(new);
+        Ok(())
+    }
+
+    /// Resolves `asked` (ascending), encodes each answer with `encode` as it comes (a big
+    /// request's answers are never all held as structures at once) and keeps its texts:
+    /// `put(i, place)` for each.
+    fn resolve(
+        &self,
+        asked: &[u64],
+        encode: &Encode<'_>,
+        mut put: impl FnMut(usize, Answered),
+    ) -> Result<(), LoadError> {
         let mut scratch = Vec::new();
         // The last shared texts kept: offsets of one function come one after the other,
         // and a comparison with these is cheaper than a hash and a probe.
         let mut last = [(Vec::new(), Place::NOTHING), (Vec::new(), Place::NOTHING)];
-        let mut new = Vec::with_capacity(asked.len());
         self.guarded(|| {
-            self.module.lookup_each(&asked, &mut |i, s| {
+            self.module.lookup_each(asked, &mut |i, s| {
                 let place = match s {
                     Some(s) => {
                         scratch.clear();
@@ -204,22 +250,22 @@ impl LoadedModule {
                     None => Answered::NOTHING,
                 };
                 self.memo_bytes.set(self.memo_bytes.get() + MEMO_ENTRY_COST);
-                new.push((asked[i], place));
-                places[missing[i]] = place;
+                put(i, place);
             })
-        })?;
-        // Answers may come in any order; merged into the memo in one pass.
+        })
+    }
+
+    /// Puts answers (in any order) into the memo.
+    fn insert(&self, mut new: Vec<(u64, Answered)>) {
         new.sort_unstable_by_key(|e| e.0);
         let mut memo = self.memo.borrow_mut();
-        // Past every offset remembered (idle-time work goes up a module's offsets a few
-        // at a time): appended, not merged; a merge per slice made the slices' total grow
-        // with the square of the profile's addresses.
+        // Past every offset remembered: appended, not merged.
         if memo
             .last()
             .is_none_or(|l| new.first().is_none_or(|f| l.0 < f.0))
         {
             memo.extend(new);
-            return Ok(places);
+            return;
         }
         let old = std::mem::take(&mut *memo);
         memo.reserve_exact(old.len() + new.len());
@@ -236,7 +282,6 @@ impl LoadedModule {
                 None => break,
             }
         }
-        Ok(places)
     }
 
     /// Where `text` is kept: where `last` (the text kept before) is if it is the same,
@@ -315,6 +360,7 @@ impl LoadedModule {
     fn forget(&self) {
         // The memory goes too (a kept capacity would not be counted).
         *self.memo.borrow_mut() = Vec::new();
+        *self.pending.borrow_mut() = Vec::new();
         *self.shared.borrow_mut() = Default::default();
         self.chunks.borrow_mut().clear();
         self.memo_bytes.set(0);

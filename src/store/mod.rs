@@ -7,6 +7,7 @@ pub mod codefile;
 mod memo;
 pub mod options;
 mod paths;
+mod prepare;
 mod vdso;
 pub mod zip;
 
@@ -84,6 +85,8 @@ pub struct SymbolStore {
     max_modules: usize,
     max_bytes: u64,
     clock: u64,
+    /// A module's files being opened ahead by idle-time work (`prepare.rs`).
+    preparing: Option<prepare::Preparing>,
 }
 
 /// A name that is safe to join to a folder: no separators, no parent references.
@@ -132,6 +135,7 @@ impl SymbolStore {
             max_modules: DEFAULT_MAX_MODULES,
             max_bytes: DEFAULT_MAX_BYTES,
             clock: 0,
+            preparing: None,
         }
     }
 
@@ -362,8 +366,11 @@ impl SymbolStore {
         Err(why)
     }
 
-    /// Opens one file through the formats' single entry.
-    fn try_file(&self, path: &Path, breakpad_id: &DebugId) -> Result<Module, LoadError> {
+    /// Opens one file through the formats' single entry (or takes it opened ahead).
+    fn try_file(&mut self, path: &Path, breakpad_id: &DebugId) -> Result<Module, LoadError> {
+        if let Some(opened) = self.take_prepared(path, breakpad_id) {
+            return opened;
+        }
         let companions = |binary: &Path, c: Companion<'_>| {
             paths::companions(binary, c, &self.opts.symbol_dirs, &self.symstores)
         };

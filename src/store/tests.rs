@@ -177,3 +177,45 @@ fn sidecar_modules_answer_again_after_eviction() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_module_opened_ahead_in_slices_answers_as_one_opened_at_once() {
+    // IDs from fixtures/corpus/README.md. A deadline already past at every step: the load
+    // stops at each of its pause points, and goes on from there.
+    for (name, id) in [
+        ("shapes-gcc-O2-dwarf4", "7E378474164BB4D8EDFD5660EA4970D90"),
+        ("tmpl-gcc-O2-dwarf4", "DF2B56A15D151081B4D7E992A14A8F690"),
+    ] {
+        let id = DebugId::new(id);
+        let opts = SymbolOptions {
+            symbol_dirs: vec![corpus_elf()],
+            ..Default::default()
+        };
+        let mut ahead = SymbolStore::new(opts.clone());
+        let mut steps = 0;
+        while !ahead.prepare(name, &id, None, std::time::Instant::now()) {
+            steps += 1;
+            assert!(steps < 100_000, "{name}: the load never ends");
+        }
+        assert!(steps >= 5, "{name}: {steps} steps (the load did not pause)");
+        // Done: asked again, nothing is left to do.
+        assert!(ahead.prepare(name, &id, None, std::time::Instant::now()));
+        let a = ahead.module(name, &id, None).ready().cloned().unwrap();
+        assert!(
+            ahead.preparing.as_ref().is_some_and(|p| p.is_taken()),
+            "{name}: the module was opened again"
+        );
+        let b = SymbolStore::new(opts)
+            .module(name, &id, None)
+            .ready()
+            .cloned()
+            .unwrap();
+        let offsets: Vec<u64> = (0..0x8000).step_by(3).collect();
+        let (a, b) = (
+            a.lookup_sorted(&offsets).unwrap(),
+            b.lookup_sorted(&offsets).unwrap(),
+        );
+        assert!(a.iter().filter(|s| s.is_some()).count() > 100, "{name}");
+        assert_eq!(a, b, "{name}");
+    }
+}

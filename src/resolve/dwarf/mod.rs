@@ -115,6 +115,39 @@ pub struct DwarfResolver {
     backing: Backing,
 }
 
+/// What gimli's `populate_abbreviations_cache(Duplicates)` does (a table several units
+/// share is parsed once, here; the others with their unit), pausing ([`super::pace`]): at
+/// libxul's size it is 9 ms of reading every unit header and the shared tables. A table
+/// that fails to parse is left out, and fails again where a unit asks for it.
+async fn cache_shared_abbreviations(dwarf: &mut gimli::Dwarf<R>) {
+    let mut offsets = Vec::new();
+    let mut headers = dwarf.debug_info.units();
+    while let Ok(Some(unit)) = headers.next() {
+        offsets.push(unit.debug_abbrev_offset().0);
+        // Headers lie far apart: each read is a page touched.
+        if offsets.len() % 256 == 0 {
+            super::pace::pause().await;
+        }
+    }
+    super::pace::sort_by(&mut offsets, Ord::cmp).await;
+    let shared: Vec<usize> = offsets
+        .chunk_by(|a, b| a == b)
+        .filter(|run| run.len() > 1)
+        .map(|run| run[0])
+        .collect();
+    for (i, &offset) in shared.iter().enumerate() {
+        if i % 16 == 15 {
+            super::pace::pause().await;
+        }
+        let offset = gimli::DebugAbbrevOffset(offset);
+        if let Ok(table) = dwarf.debug_abbrev.abbreviations(offset) {
+            dwarf
+                .abbreviations_cache
+                .set::<R>(offset, std::sync::Arc::new(table));
+        }
+    }
+}
+
 impl DwarfResolver {
     /// Builds a resolver from the sections `section` reads. `binary` is the file the DWARF
     /// came from (its folder is searched for `.dwo` files, `<binary>.dwp` is loaded if
@@ -141,6 +174,18 @@ impl DwarfResolver {
         binary: &Path,
         companions: Companions<'_, '_>,
     ) -> Result<Option<DwarfResolver>, DebugDataError> {
+        super::pace::finish(Self::with_companions_paced(
+            section, endian, binary, companions,
+        ))
+    }
+
+    /// As [`Self::with_companions`], pausing in the unit list ([`super::pace`]).
+    pub async fn with_companions_paced(
+        section: &mut SectionFn<'_>,
+        endian: RunTimeEndian,
+        binary: &Path,
+        companions: Companions<'_, '_>,
+    ) -> Result<Option<DwarfResolver>, DebugDataError> {
         let info = section(SectionId::DebugInfo.name())?;
         if info.as_ref().is_none_or(|d| d.is_empty()) {
             return Ok(None);
@@ -155,6 +200,7 @@ impl DwarfResolver {
             Ok(backing.reader(data, endian))
         })?;
         let mut dwarf = dwarf;
+        super::pace::pause().await;
         if let Some(sup) = companions.supplementary {
             dwarf.load_sup(|id| -> Result<R, DebugDataError> {
                 Ok(backing.reader(sup(id.name())?, endian))
@@ -162,11 +208,13 @@ impl DwarfResolver {
         }
         // A table several units share is parsed once (addr2line's choice); the others are
         // parsed with their unit when it is asked for, and not kept with every unit.
-        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
+        cache_shared_abbreviations(&mut dwarf).await;
         #[allow(clippy::arc_with_non_send_sync)]
         let dwarf = Arc::new(dwarf);
         // The unit list fails where addr2line's would: a broken file is refused here.
-        let units = batch::Units::parse(&dwarf).map_err(DebugDataError::InvalidDwarf)?;
+        let units = batch::Units::parse(&dwarf)
+            .await
+            .map_err(DebugDataError::InvalidDwarf)?;
         let ctx = OnceCell::new();
         if dwarf.sup.is_some() {
             // addr2line also lists the supplementary file's units: check them now too.

@@ -47,7 +47,21 @@ fn has_debug_info(file: &object::File<'_>) -> bool {
 /// sized function (nasm's `func.loop`) would only cut that function's name short. Names
 /// are held once in `names`; the reading stops when a cap of `names` is passed.
 pub fn text_symbols(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
+    super::pace::finish(text_symbols_paced(file, names))
+}
+
+/// [`text_symbols`], pausing every few thousand symbols ([`super::pace`]).
+pub async fn text_symbols_paced(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
     names.new_file();
+    // Every symbol may have a place of its own (at most 4 M at once: a count from a
+    // corrupt header is not memory).
+    let entry = if file.is_64() { 24 } else { 16 };
+    let count: u64 = [".symtab", ".dynsym"]
+        .iter()
+        .filter_map(|n| file.section_by_name(n))
+        .map(|s| s.size() / entry)
+        .sum();
+    names.reserve_places(count.min(1 << 22) as usize);
     // A 32-bit ARM function's symbol has its low bit set when it is Thumb code; the code
     // starts at the even address.
     let mask = if file.architecture() == object::Architecture::Arm {
@@ -59,9 +73,12 @@ pub fn text_symbols(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
     let mut labels = Vec::new();
     let tables =
         (file.symbols().map(|s| (false, s))).chain(file.dynamic_symbols().map(|s| (true, s)));
-    for (dynamic, s) in tables {
+    for (i, (dynamic, s)) in tables.enumerate() {
         if names.full() {
             break;
+        }
+        if i % 2048 == 2047 {
+            super::pace::pause().await;
         }
         if s.address() == 0 || !s.is_definition() {
             continue;
@@ -84,7 +101,7 @@ pub fn text_symbols(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
         .filter(|s| s.1 > 0)
         .map(|s| (s.0, s.0.saturating_add(s.1)))
         .collect();
-    sized.sort_unstable();
+    super::pace::sort_by(&mut sized, Ord::cmp).await;
     let inside_sized = |a: u64| {
         let i = sized.partition_point(|r| r.0 < a);
         // Sized functions may nest (aliases of different sizes): any before `a` counts.
@@ -200,7 +217,7 @@ fn find_separate_debug(
 }
 
 /// Parses an ELF file (whose ID the store has checked) and its separate debug file.
-pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule, LoadError> {
+pub async fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule, LoadError> {
     let path = ctx.path;
     let file = object::File::parse(&***data).map_err(|e| {
         LoadError::new(
@@ -219,7 +236,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
         .filter_map(|s| Some((s.address(), s.address().checked_add(s.size())?)))
         .collect();
     let mut names = Names::default();
-    let mut symbols = text_symbols(&file, &mut names);
+    let mut symbols = text_symbols_paced(&file, &mut names).await;
     let mut warnings = Vec::new();
     let separate = if has_debug_info(&file) {
         None
@@ -238,7 +255,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
             if ctx.verbose {
                 crate::elog!("  using separate debug file {}", debug_path.display());
             }
-            symbols.extend(text_symbols(&debug_file, &mut names));
+            symbols.extend(text_symbols_paced(&debug_file, &mut names).await);
             load_dwarf(
                 &debug_file,
                 debug_path,
@@ -246,12 +263,14 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
                 path,
                 ctx,
                 &mut warnings,
-            )?
+            )
+            .await?
         }
-        None => load_dwarf(&file, path, data, path, ctx, &mut warnings)?,
+        None => load_dwarf(&file, path, data, path, ctx, &mut warnings).await?,
     };
     let debug_file = separate.map_or_else(|| path.to_path_buf(), |(p, _)| p);
-    let symbols = super::funcs::elf_table(&file, base, symbols, &mut names, path, &mut warnings);
+    let symbols =
+        super::funcs::elf_table(&file, base, symbols, &mut names, path, &mut warnings).await;
     names.check(path)?;
     Ok(NativeModule {
         debug_file,
@@ -269,7 +288,7 @@ pub fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeModule,
 /// supplementary file and any `.dwp` sections merged into a separate debug file. DWARF
 /// that cannot be read (sections past the module's budget, corrupt) is left out with a
 /// warning: the symbol tables still answer.
-fn load_dwarf(
+async fn load_dwarf(
     debug: &object::File<'_>,
     debug_path: &Path,
     debug_data: &Rc<FileBytes>,
@@ -294,6 +313,7 @@ fn load_dwarf(
         })?),
         None => None,
     };
+    super::pace::pause().await;
     let budget = Budget::for_file(debug);
     if let Some(f) = &sup_file {
         budget.add_file(f);
@@ -307,11 +327,12 @@ fn load_dwarf(
         package_in: (debug_path != binary).then_some(debug_path),
         budget: budget.clone(),
     };
-    let dwarf = DwarfResolver::with_companions(
+    let dwarf = DwarfResolver::with_companions_paced(
         &mut |name| section_data(debug, name, debug_data, &budget),
         endian_of(debug),
         binary,
         companions,
-    );
+    )
+    .await;
     Ok(super::native::readable_dwarf(dwarf, debug_path, warnings))
 }

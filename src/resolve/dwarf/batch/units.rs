@@ -105,19 +105,25 @@ impl RangeAttrs {
 impl Units {
     /// The same units and ranges as addr2line's context: `DW_AT_ranges`, else
     /// `.debug_aranges`, else low/high pc, else the line program's sequences.
-    pub(in crate::resolve::dwarf) fn parse(dwarf: &gimli::Dwarf<R>) -> gimli::Result<Units> {
+    /// Pauses every few hundred units ([`pace`](crate::resolve::pace): 45 ms for a
+    /// libxul-sized file's 20 000 units).
+    pub(in crate::resolve::dwarf) async fn parse(dwarf: &gimli::Dwarf<R>) -> gimli::Result<Units> {
         let mut aranges = Vec::new();
         let mut headers = dwarf.debug_aranges.headers();
         while let Some(h) = headers.next()? {
             aranges.push((h.debug_info_offset().0, h.offset()));
         }
         aranges.sort_unstable_by_key(|a| a.0);
+        crate::resolve::pace::pause().await;
         let mut units = Vec::new();
         let mut ranges = Vec::new();
         let mut budget = 2 * gimli::Section::reader(&dwarf.debug_abbrev).slice().len();
         let mut headers = dwarf.units();
         while let Some(header) = headers.next()? {
             let id = units.len();
+            if id % 64 == 63 {
+                crate::resolve::pace::pause().await;
+            }
             let Some(offset) = header.debug_info_offset() else {
                 continue;
             };
@@ -185,7 +191,9 @@ impl Units {
                 split: unit.dwo_id.is_some(),
             });
         }
-        ranges.sort_unstable_by_key(|r| r.0);
+        // By start, then the rest: a whole order, so that the order is the same whether
+        // the sort went in slices or not.
+        crate::resolve::pace::sort_by(&mut ranges, Ord::cmp).await;
         let mut ends_before = Vec::with_capacity(ranges.len());
         let mut max = 0;
         for r in &ranges {
