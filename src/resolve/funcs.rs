@@ -323,7 +323,7 @@ impl FunctionTable {
             .filter_map(|e| e.name.as_ref())
             .map(|n| (n.as_ptr(), n.len()))
             .collect();
-        pace::sort_by(&mut names, Ord::cmp).await;
+        pace::sort_unstable(&mut names).await;
         names.dedup();
         let name_bytes = names.iter().map(|&(_, len)| len as u64).sum();
         FunctionTable {

@@ -74,6 +74,16 @@ pub async fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> std::cmp::Or
     }
 }
 
+/// `v.sort_unstable()` for items where equal means the same (a whole order): the same
+/// order whether it went in slices (as [`sort_by`]) or not.
+pub async fn sort_unstable<T: Ord>(v: &mut [T]) {
+    if DEADLINE.with(Cell::get).is_none() {
+        v.sort_unstable();
+    } else {
+        sort_by(v, Ord::cmp).await;
+    }
+}
+
 /// Sets the slice's deadline for the duration of `f` (restored after, also on a panic's
 /// way out, so that an ordinary load after a panicked slice never pauses).
 fn with_deadline<T>(deadline: Option<Instant>, f: impl FnOnce() -> T) -> T {

@@ -129,7 +129,7 @@ async fn cache_shared_abbreviations(dwarf: &mut gimli::Dwarf<R>) {
             super::pace::pause().await;
         }
     }
-    super::pace::sort_by(&mut offsets, Ord::cmp).await;
+    super::pace::sort_unstable(&mut offsets).await;
     let shared: Vec<usize> = offsets
         .chunk_by(|a, b| a == b)
         .filter(|run| run.len() > 1)

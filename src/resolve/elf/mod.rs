@@ -101,7 +101,7 @@ pub async fn text_symbols_paced(file: &object::File<'_>, names: &mut Names) -> V
         .filter(|s| s.1 > 0)
         .map(|s| (s.0, s.0.saturating_add(s.1)))
         .collect();
-    super::pace::sort_by(&mut sized, Ord::cmp).await;
+    super::pace::sort_unstable(&mut sized).await;
     let inside_sized = |a: u64| {
         let i = sized.partition_point(|r| r.0 < a);
         // Sized functions may nest (aliases of different sizes): any before `a` counts.

@@ -193,7 +193,7 @@ impl Units {
         }
         // By start, then the rest: a whole order, so that the order is the same whether
         // the sort went in slices or not.
-        crate::resolve::pace::sort_by(&mut ranges, Ord::cmp).await;
+        crate::resolve::pace::sort_unstable(&mut ranges).await;
         let mut ends_before = Vec::with_capacity(ranges.len());
         let mut max = 0;
         for r in &ranges {
