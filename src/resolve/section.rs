@@ -164,6 +164,17 @@ pub fn section_data(
     bytes: &Rc<FileBytes>,
     budget: &Budget,
 ) -> Result<Option<Bytes>, DebugDataError> {
+    super::pace::finish(section_data_paced(file, name, bytes, budget))
+}
+
+/// [`section_data`], pausing every 256 KiB it decompresses ([`super::pace`]: a
+/// libxul-sized file's zstd `.debug_info` takes seconds).
+pub async fn section_data_paced(
+    file: &object::File<'_>,
+    name: &str,
+    bytes: &Rc<FileBytes>,
+    budget: &Budget,
+) -> Result<Option<Bytes>, DebugDataError> {
     let Some(section) = by_name(file, name) else {
         return Ok(None);
     };
@@ -190,6 +201,7 @@ pub fn section_data(
                 compressed.uncompressed_size,
                 budget,
             )
+            .await
             .map(|out| Some(Bytes::owned(out)))
         }
         other => Err(DebugDataError::UnsupportedCompression {
@@ -221,7 +233,7 @@ enum Codec {
 /// the budget has left is refused before any work (true or not, the section cannot be
 /// used); otherwise at most `claimed` bytes are read, into a buffer that grows as they
 /// come (a lying header reserves nothing).
-fn inflate(
+async fn inflate(
     name: &str,
     codec: Codec,
     data: &[u8],
@@ -242,10 +254,14 @@ fn inflate(
         usize::try_from(claimed).map_err(|_| DebugDataError::TooLarge { section: section() })?;
     let mut out = Vec::new();
     let read = match codec {
-        Codec::Zlib => flate2::read::ZlibDecoder::new(data)
-            .take(claimed)
-            .read_to_end(&mut out),
-        Codec::Zstd => unzstd(data, claimed, &mut out),
+        Codec::Zlib => {
+            read_paced(
+                &mut flate2::read::ZlibDecoder::new(data).take(claimed),
+                &mut out,
+            )
+            .await
+        }
+        Codec::Zstd => unzstd(data, claimed, &mut out).await,
     };
     let codec = match codec {
         Codec::Zlib => "zlib",
@@ -275,7 +291,7 @@ fn inflate(
 /// bytes are out. A frame's window may reach the section's size and no further (past the
 /// 8 MiB every decoder must accept): a small section packed in one call has a window of its
 /// whole content, and a bigger window could only be a lie to make the decoder allocate.
-fn unzstd(mut data: &[u8], claimed: u64, out: &mut Vec<u8>) -> std::io::Result<usize> {
+async fn unzstd(mut data: &[u8], claimed: u64, out: &mut Vec<u8>) -> std::io::Result<usize> {
     use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
     let window = claimed.max(8 << 20);
     while !data.is_empty() && (out.len() as u64) < claimed {
@@ -294,9 +310,22 @@ fn unzstd(mut data: &[u8], claimed: u64, out: &mut Vec<u8>) -> std::io::Result<u
                 }
                 Err(e) => return Err(std::io::Error::other(e)),
             };
-        frame.take(claimed - out.len() as u64).read_to_end(out)?;
+        read_paced(&mut frame.take(claimed - out.len() as u64), out).await?;
     }
     Ok(out.len())
+}
+
+/// `from.read_to_end(out)`, 256 KiB at a time with a pause after each (about 1 ms of zstd).
+async fn read_paced(from: &mut impl Read, out: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let n = from.by_ref().take(1 << 18).read_to_end(out)?;
+        if n == 0 {
+            return Ok(total);
+        }
+        total += n;
+        super::pace::pause().await;
+    }
 }
 
 pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
@@ -310,6 +339,17 @@ pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The decompression at once (outside a slice it never pauses).
+    fn inflate(
+        name: &str,
+        codec: Codec,
+        data: &[u8],
+        claimed: u64,
+        budget: &Budget,
+    ) -> Result<Vec<u8>, DebugDataError> {
+        crate::resolve::pace::finish(super::inflate(name, codec, data, claimed, budget))
+    }
     use std::io::Write;
 
     fn zlib(data: &[u8]) -> Vec<u8> {

@@ -193,8 +193,10 @@ impl DwarfResolver {
         let backing = Backing::default();
         let mut info = Some(info);
         let dwarf = gimli::Dwarf::load(|id| -> Result<R, DebugDataError> {
-            let data = match (id, info.take()) {
-                (SectionId::DebugInfo, Some(d)) => d,
+            // `.debug_info` as read above (taken only for it: gimli asks for other
+            // sections first, and a compressed `.debug_info` was decompressed twice).
+            let data = match id {
+                SectionId::DebugInfo if info.is_some() => info.take().flatten(),
                 _ => section(id.name())?,
             };
             Ok(backing.reader(data, endian))

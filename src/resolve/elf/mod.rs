@@ -13,7 +13,7 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 use super::bytes::FileBytes;
 use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
-use super::section::{Budget, endian_of, section_data};
+use super::section::{Budget, endian_of, section_data, section_data_paced};
 use super::symnames::{Names, Sym, name_place};
 use super::{Companion, LoadContext, LoadError, LoadErrorKind};
 use crate::debugid::{self, DebugId};
@@ -284,6 +284,29 @@ pub async fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeM
     })
 }
 
+/// The sections `DwarfResolver` loads, in its order: `.debug_info` first, then gimli's.
+const DWARF_ORDER: [gimli::SectionId; 16] = {
+    use gimli::SectionId::*;
+    [
+        DebugInfo,
+        DebugAbbrev,
+        DebugAddr,
+        DebugAranges,
+        DebugLine,
+        DebugLineStr,
+        DebugMacinfo,
+        DebugMacro,
+        DebugNames,
+        DebugStr,
+        DebugStrOffsets,
+        DebugTypes,
+        DebugLoc,
+        DebugLocLists,
+        DebugRanges,
+        DebugRngLists,
+    ]
+};
+
 /// The DWARF of `debug` (the binary or its separate debug file), with its dwz
 /// supplementary file and any `.dwp` sections merged into a separate debug file. DWARF
 /// that cannot be read (sections past the module's budget, corrupt) is left out with a
@@ -327,8 +350,23 @@ async fn load_dwarf(
         package_in: (debug_path != binary).then_some(debug_path),
         budget: budget.clone(),
     };
+    // Decompressed here, pausing (gimli's loader takes a closure, which cannot), in the
+    // order the loader asks for them: a budget that runs out fails the same section, and
+    // nothing after it is read.
+    let mut ready = Vec::new();
+    for id in DWARF_ORDER {
+        let data = section_data_paced(debug, id.name(), debug_data, &budget).await;
+        let failed = data.is_err();
+        ready.push((id.name(), data));
+        if failed {
+            break;
+        }
+    }
     let dwarf = DwarfResolver::with_companions_paced(
-        &mut |name| section_data(debug, name, debug_data, &budget),
+        &mut |name| match ready.iter().position(|(n, _)| *n == name) {
+            Some(i) => ready.swap_remove(i).1,
+            None => section_data(debug, name, debug_data, &budget),
+        },
         endian_of(debug),
         binary,
         companions,
