@@ -2,27 +2,29 @@
 //! `lines.rs` reading DIEs and line programs), one alone too: `addr2line`'s `Context`
 //! parses every unit of the file before its first answer. An address the batch path
 //! leaves goes through that `Context`. Either way the function's entry and size come from
-//! the subprogram DIE's ranges. (Over 700 lines with its tests; the code is under 690.)
+//! the subprogram DIE's ranges.
 
 mod batch;
 mod lines;
 pub mod names;
 mod reader;
 mod skip;
+mod split;
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use addr2line::{LookupContinuation, LookupResult, SplitDwarfLoad};
 use gimli::{Reader, RunTimeEndian, SectionId};
 
-use super::bytes::{Bytes, FileBytes};
+use super::bytes::Bytes;
 use super::fasthash::Fast;
 use super::section::{Budget, DebugDataError};
 use super::{InlineFrame, Symbolized, Text};
+use split::{SplitDwarf, SplitUnit, load_dwp, load_split_sections};
 
 pub use reader::R;
 
@@ -60,22 +62,6 @@ impl Backing {
         self.held.borrow_mut().push(data.clone());
         R::new(data, endian)
     }
-}
-
-/// A split unit: its `.dwo` file's (or `.dwp` part's) sections, and the unit in them with
-/// its skeleton's relocated attributes (addr2line's `DwoUnit`).
-struct SplitUnit {
-    dwarf: Arc<gimli::Dwarf<R>>,
-    unit: gimli::Unit<R>,
-}
-
-/// Where `.dwo` files and the `.dwp` package of a split-DWARF binary are looked for.
-struct SplitDwarf {
-    package: Option<gimli::DwarfPackage<R>>,
-    binary_dir: PathBuf,
-    endian: RunTimeEndian,
-    /// The module's budget of decompressed bytes, which `.dwo` files loaded later share.
-    budget: Rc<Budget>,
 }
 
 /// Files that complete a unit's DWARF, found by the format.
@@ -638,113 +624,6 @@ fn function_extent(
     Some((entry_pc, size, holding.unwrap_or(entry_pc)))
 }
 
-/// Loads the sections of a `.dwo` or `.dwp` file within the module's `budget` (which
-/// counts the file's compressed sections unless it is the debug file, counted already).
-fn load_split_sections(
-    path: &Path,
-    endian: RunTimeEndian,
-    backing: &Backing,
-    budget: &Budget,
-    new_file: bool,
-) -> Option<impl FnMut(SectionId) -> Result<R, gimli::Error>> {
-    let data = Rc::new(FileBytes::open(path).ok()?);
-    let file = object::File::parse(&**data).ok()?;
-    if new_file {
-        budget.add_file(&file);
-    }
-    let mut sections = Vec::new();
-    for id in [
-        SectionId::DebugAbbrev,
-        SectionId::DebugInfo,
-        SectionId::DebugLine,
-        SectionId::DebugLoc,
-        SectionId::DebugLocLists,
-        SectionId::DebugRngLists,
-        SectionId::DebugStr,
-        SectionId::DebugStrOffsets,
-        SectionId::DebugTypes,
-        SectionId::DebugCuIndex,
-        SectionId::DebugTuIndex,
-        SectionId::DebugMacinfo,
-        SectionId::DebugMacro,
-    ] {
-        let name = id.dwo_name()?;
-        let bytes = super::section::section_data(&file, name, &data, budget)
-            .ok()
-            .flatten();
-        sections.push((id, backing.reader(bytes, endian)));
-    }
-    let empty = backing.reader(None, endian);
-    Some(move |id: SectionId| {
-        Ok(sections
-            .iter()
-            .find(|(s, _)| *s == id)
-            .map(|(_, r)| r.clone())
-            .unwrap_or_else(|| empty.clone()))
-    })
-}
-
-fn load_dwp(
-    binary: &Path,
-    endian: RunTimeEndian,
-    backing: &Backing,
-    budget: &Budget,
-) -> Option<gimli::DwarfPackage<R>> {
-    let mut name = binary.as_os_str().to_owned();
-    name.push(".dwp");
-    let path = PathBuf::from(name);
-    if !path.is_file() {
-        return None;
-    }
-    let empty = backing.reader(None, endian);
-    let sections = load_split_sections(&path, endian, backing, budget, true)?;
-    gimli::DwarfPackage::load(sections, empty).ok()
-}
-
-impl SplitDwarf {
-    // addr2line takes split units as `Arc`; this program is single-threaded.
-    #[allow(clippy::arc_with_non_send_sync)]
-    fn load(&self, load: &SplitDwarfLoad<R>, backing: &Backing) -> Option<Arc<gimli::Dwarf<R>>> {
-        if let Some(package) = &self.package
-            && let Ok(Some(dwarf)) = package.find_cu(load.dwo_id, &load.parent)
-        {
-            return Some(Arc::new(dwarf));
-        }
-        // A lone .dwo: at the path the skeleton names, else beside the binary (build trees
-        // are rarely where the binary ends up).
-        let name = load.path.as_ref()?.to_string_lossy().into_owned();
-        let mut candidates = Vec::new();
-        if let Some(dir) = &load.comp_dir {
-            candidates.push(Path::new(&*dir.to_string_lossy()).join(&name));
-        }
-        if let Some(base) = Path::new(&name).file_name() {
-            candidates.push(self.binary_dir.join(base));
-        }
-        for path in candidates {
-            let Some(sections) =
-                load_split_sections(&path, self.endian, backing, &self.budget, true)
-            else {
-                continue;
-            };
-            let Ok(mut dwarf) = gimli::Dwarf::load(sections) else {
-                continue;
-            };
-            dwarf.make_dwo(&load.parent);
-            // A .dwo is for one skeleton: check it is the one asked for.
-            let mut units = dwarf.units();
-            let matches = matches!(units.next(), Ok(Some(h)) if dwarf
-                .unit(h.clone())
-                .ok()
-                .and_then(|u| u.dwo_id)
-                .is_none_or(|id| id == load.dwo_id));
-            if matches {
-                return Some(Arc::new(dwarf));
-            }
-        }
-        None
-    }
-}
-
 /// Test inputs of the batch path's readers: own-corpus binaries from gcc and clang, DWARF 4
 /// and 5, -O0 to -O2.
 #[cfg(test)]
@@ -763,7 +642,7 @@ const READER_FIXTURES: &[&str] = &[
 fn fixture_dwarf(path: &str) -> gimli::Dwarf<R> {
     use object::{Object, ObjectSection};
     let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
-    let data = Rc::new(FileBytes::open(Path::new(&full)).unwrap());
+    let data = Rc::new(super::bytes::FileBytes::open(Path::new(&full)).unwrap());
     let file = object::File::parse(&**data).unwrap();
     gimli::Dwarf::load(|id| -> Result<R, gimli::Error> {
         let bytes = file
@@ -773,4 +652,31 @@ fn fixture_dwarf(path: &str) -> gimli::Dwarf<R> {
         Ok(R::new(Bytes::of(&data, bytes), RunTimeEndian::Little))
     })
     .unwrap()
+}
+
+#[test]
+fn debug_info_is_read_once() {
+    // gimli's loader asks for other sections before `.debug_info`: the one read first must
+    // not be given away on the first call (a compressed one was decompressed twice).
+    use object::{Object, ObjectSection};
+    let full = format!("{}/{}", env!("CARGO_MANIFEST_DIR"), READER_FIXTURES[0]);
+    let data = Rc::new(super::bytes::FileBytes::open(Path::new(&full)).unwrap());
+    let file = object::File::parse(&**data).unwrap();
+    let mut asked: Vec<String> = Vec::new();
+    let dwarf = DwarfResolver::new(
+        &mut |name| {
+            asked.push(name.to_string());
+            Ok(file
+                .section_by_name(name)
+                .and_then(|s| s.data().ok())
+                .map(|d| Bytes::of(&data, d)))
+        },
+        RunTimeEndian::Little,
+        Path::new(&full),
+        Rc::default(),
+    )
+    .unwrap();
+    assert!(dwarf.is_some());
+    let reads = asked.iter().filter(|n| *n == ".debug_info").count();
+    assert_eq!(reads, 1, "{asked:?}");
 }
