@@ -129,7 +129,9 @@ async fn open_data(
     // Both parsed from the mapping: a copy would cost the file's size in heap (up to the
     // download limit for a symbol server's answer).
     if data.starts_with(PDB_MAGIC) {
-        return pe::load_pdb(data, want, ctx).map(|m| Module::Pdb(Box::new(m)));
+        return pe::load_pdb_paced(data, want, ctx)
+            .await
+            .map(|m| Module::Pdb(Box::new(m)));
     }
     if data.starts_with(b"MODULE ") {
         let sym = SymFile::from_file_bytes(data, path)?;

@@ -48,6 +48,11 @@ impl Future for Pause {
     }
 }
 
+/// Whether a slice is running: work a request would do later (lazily) may be done now.
+pub fn pacing() -> bool {
+    DEADLINE.with(Cell::get).is_some()
+}
+
 /// `v.sort_by(cmp)`, pausing inside a slice: there it sorts runs of a few thousand items,
 /// then merges neighbouring runs, wider each round, a pause after each sort (a stable sort
 /// of two sorted runs is one merge). Stable either way, so the order is the one

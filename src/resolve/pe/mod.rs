@@ -5,7 +5,7 @@ pub mod pdb_file;
 pub mod pdb_items;
 pub mod pdb_names;
 
-pub use pdb_file::{PdbModule, load_pdb};
+pub use pdb_file::{PdbModule, load_pdb, load_pdb_paced};
 
 use object::Object;
 

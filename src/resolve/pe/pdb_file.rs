@@ -14,6 +14,7 @@ use pdb::FallibleIterator;
 
 use crate::debugid;
 use crate::resolve::bytes::FileBytes;
+use crate::resolve::pace;
 use crate::resolve::symtab::SymbolTable;
 use crate::resolve::{
     InlineFrame, LoadContext, LoadError, LoadErrorKind, Symbolized, Text, demangle,
@@ -329,12 +330,23 @@ pub fn load_pdb(
     want: &crate::debugid::DebugId,
     ctx: &LoadContext<'_>,
 ) -> Result<PdbModule, LoadError> {
+    crate::resolve::pace::finish(load_pdb_paced(data, want, ctx))
+}
+
+/// [`load_pdb`], pausing every few thousand records ([`crate::resolve::pace`]).
+pub async fn load_pdb_paced(
+    data: Rc<FileBytes>,
+    want: &crate::debugid::DebugId,
+    ctx: &LoadContext<'_>,
+) -> Result<PdbModule, LoadError> {
     let path = ctx.path;
     let cost = data.len() as u64;
     let mut pdb = pdb::PDB::open(MappedSource(data.clone())).map_err(|e| pdb_error(path, e))?;
     let id = pdb_id(&mut pdb).map_err(|e| pdb_error(path, e))?;
     crate::resolve::id::check_id(path, &id, want)?;
-    let mut m = read_index(&mut pdb, &data, cost).map_err(|e| pdb_error(path, e))?;
+    let mut m = read_index(&mut pdb, &data, cost)
+        .await
+        .map_err(|e| pdb_error(path, e))?;
     m.path = path.to_path_buf();
     data.release(&data);
     m.parts.data = Some(data);
@@ -344,7 +356,7 @@ pub fn load_pdb(
 /// The procedures' addresses from every module's symbols (no names, lines or inline sites:
 /// those are read per procedure when asked for), the public symbols, and the streams the
 /// lookups read.
-fn read_index<S: pdb::Source<'static> + 'static>(
+async fn read_index<S: pdb::Source<'static> + 'static>(
     pdb: &mut pdb::PDB<'static, S>,
     data: &Rc<FileBytes>,
     cost: u64,
@@ -353,6 +365,12 @@ fn read_index<S: pdb::Source<'static> + 'static>(
     let strings = pdb.string_table().ok();
     let ipi = ItemStore::new(data.clone(), &pdb.stream_slices(IPI_STREAM)?)?;
     let tpi = ItemStore::new(data.clone(), &pdb.stream_slices(TPI_STREAM)?)?;
+    // The first lookup reads both whole to find their records (tens of ms for a big
+    // PDB's type stream): in idle work, done here in slices instead.
+    if pace::pacing() {
+        tpi.prepare_paced().await;
+        ipi.prepare_paced().await;
+    }
     let dbi = pdb.debug_information()?;
     let ptr_size = match dbi.machine_type() {
         Ok(pdb::MachineType::Amd64 | pdb::MachineType::Arm64 | pdb::MachineType::Ia64) => 8,
@@ -365,6 +383,9 @@ fn read_index<S: pdb::Source<'static> + 'static>(
     let mut module_by_name: HashMap<String, usize> = HashMap::new();
     let mut list = dbi.modules()?;
     while let Some(module) = list.next()? {
+        if modules.len() % 64 == 63 {
+            pace::pause().await;
+        }
         module_by_name.insert(module_key(&module.module_name()), modules.len());
         module_by_name
             .entry(module_key(&module.object_file_name()))
@@ -378,8 +399,14 @@ fn read_index<S: pdb::Source<'static> + 'static>(
         // subsections are unreadable fails the PDB as a whole, as it did when everything was
         // read up front; the rows themselves are read per procedure.
         info.line_program()?;
+        pace::pause().await;
         let mut symbols = info.symbols()?;
+        let mut read = 0u32;
         while let Some(sym) = symbols.next()? {
+            read += 1;
+            if read.is_multiple_of(2048) {
+                pace::pause().await;
+            }
             // Only scope openers can be procedures; inline sites (most of the records
             // that open scopes) are skipped without parsing.
             let kind = sym.raw_kind();
@@ -412,7 +439,7 @@ fn read_index<S: pdb::Source<'static> + 'static>(
     // (modules in DBI order, each module's records in order) answers, as dump_syms
     // chooses: the sort is stable and the others are dropped. (llvm-symbolizer names the
     // address after a public symbol there, which is mostly the same one.)
-    procs.sort_by_key(|p| p.start);
+    pace::sort_by(&mut procs, |a, b| a.start.cmp(&b.start)).await;
     procs.dedup_by_key(|p| p.start);
 
     let mut publics = Vec::new();
@@ -420,7 +447,12 @@ fn read_index<S: pdb::Source<'static> + 'static>(
     let mut it = globals.iter();
     let proc_starts: std::collections::HashSet<u32> = procs.iter().map(|p| p.start).collect();
     let mut starts: Vec<u64> = proc_starts.iter().map(|&s| u64::from(s)).collect();
+    let mut read = 0u32;
     while let Some(sym) = it.next()? {
+        read += 1;
+        if read.is_multiple_of(2048) {
+            pace::pause().await;
+        }
         if sym.raw_kind() != S_PUB32 {
             continue;
         }
@@ -437,7 +469,7 @@ fn read_index<S: pdb::Source<'static> + 'static>(
             }
         }
     }
-    starts.sort_unstable();
+    pace::sort_unstable(&mut starts).await;
     let sized = publics.into_iter().filter_map(|(addr, name)| {
         let next = starts[starts.partition_point(|&s| s <= addr)..]
             .first()

@@ -191,53 +191,69 @@ impl<I: ItemIndex> ItemStore<I> {
     /// or more) and that many bytes; a broken record ends the index (the items after it
     /// are not found, and the names that need them are answered bare).
     fn index(&self) -> &Index {
-        self.index.get_or_init(|| {
-            // A record is at least 4 bytes: the count is bounded by the stream's size
-            // whatever the header says.
-            let count = (self.maximum - self.minimum) as usize + 1;
-            let mut index = Index {
-                at: Vec::with_capacity(count.min(self.size as usize / 4)),
-                cut: Vec::new(),
-                copies: Vec::new(),
-            };
-            let mut at = self.header_size;
-            // Items are numbered in u32 from `minimum`.
-            let most = (u32::MAX - self.minimum) as usize;
-            while at < self.size && index.at.len() <= most {
-                let placed = self.in_one_run(at);
-                let len = match placed {
-                    Some(data) => data.len() as u32,
-                    None => {
-                        let mut head = [0u8; 2];
-                        if self.read(at, &mut head).is_none() {
-                            break;
-                        }
-                        u32::from(u16::from_le_bytes(head))
-                    }
-                };
-                if len < 2 {
-                    break;
-                }
-                if placed.is_none() {
-                    let from = index.copies.len();
-                    index.copies.resize(from + 2 + len as usize, 0);
-                    if self.read(at, &mut index.copies[from..]).is_none() {
-                        index.copies.truncate(from);
+        self.index
+            .get_or_init(|| crate::resolve::pace::finish(self.build_index()))
+    }
+
+    /// The pass of [`Self::index`], pausing every few thousand records
+    /// ([`crate::resolve::pace`]).
+    async fn build_index(&self) -> Index {
+        // A record is at least 4 bytes: the count is bounded by the stream's size
+        // whatever the header says.
+        let count = (self.maximum - self.minimum) as usize + 1;
+        let mut index = Index {
+            at: Vec::with_capacity(count.min(self.size as usize / 4)),
+            cut: Vec::new(),
+            copies: Vec::new(),
+        };
+        let mut at = self.header_size;
+        // Items are numbered in u32 from `minimum`.
+        let most = (u32::MAX - self.minimum) as usize;
+        while at < self.size && index.at.len() <= most {
+            if index.at.len() % 8192 == 8191 {
+                crate::resolve::pace::pause().await;
+            }
+            let placed = self.in_one_run(at);
+            let len = match placed {
+                Some(data) => data.len() as u32,
+                None => {
+                    let mut head = [0u8; 2];
+                    if self.read(at, &mut head).is_none() {
                         break;
                     }
-                    index.cut.push((at, from));
+                    u32::from(u16::from_le_bytes(head))
                 }
-                index.at.push(at);
-                // In the stream: the record was read whole.
-                at += 2 + len;
+            };
+            if len < 2 {
+                break;
             }
-            index
-        })
+            if placed.is_none() {
+                let from = index.copies.len();
+                index.copies.resize(from + 2 + len as usize, 0);
+                if self.read(at, &mut index.copies[from..]).is_none() {
+                    index.copies.truncate(from);
+                    break;
+                }
+                index.cut.push((at, from));
+            }
+            index.at.push(at);
+            // In the stream: the record was read whole.
+            at += 2 + len;
+        }
+        index
     }
 
     /// Reads the whole stream once to find its records, if not done yet.
     pub fn prepare(&self) {
         self.index();
+    }
+
+    /// [`Self::prepare`], pausing ([`crate::resolve::pace`]).
+    pub async fn prepare_paced(&self) {
+        if self.index.get().is_none() {
+            let index = self.build_index().await;
+            let _ = self.index.set(index);
+        }
     }
 
     /// The item at `index`, as `pdb`'s `ItemFinder::find`: below the stream's first index,
