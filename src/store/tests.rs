@@ -182,13 +182,25 @@ fn sidecar_modules_answer_again_after_eviction() {
 fn a_module_opened_ahead_in_slices_answers_as_one_opened_at_once() {
     // IDs from fixtures/corpus/README.md. A deadline already past at every step: the load
     // stops at each of its pause points, and goes on from there.
-    for (name, id) in [
-        ("shapes-gcc-O2-dwarf4", "7E378474164BB4D8EDFD5660EA4970D90"),
-        ("tmpl-gcc-O2-dwarf4", "DF2B56A15D151081B4D7E992A14A8F690"),
+    let pe = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/corpus/pe");
+    for (dir, name, id, pauses) in [
+        (
+            corpus_elf(),
+            "shapes-gcc-O2-dwarf4",
+            "7E378474164BB4D8EDFD5660EA4970D90",
+            5,
+        ),
+        (
+            corpus_elf(),
+            "tmpl-gcc-O2-dwarf4",
+            "DF2B56A15D151081B4D7E992A14A8F690",
+            5,
+        ),
+        (pe, "geomcpp.pdb", "484A709EE9F7472C4C4C44205044422E1", 2),
     ] {
         let id = DebugId::new(id);
         let opts = SymbolOptions {
-            symbol_dirs: vec![corpus_elf()],
+            symbol_dirs: vec![dir],
             ..Default::default()
         };
         let mut ahead = SymbolStore::new(opts.clone());
@@ -197,7 +209,10 @@ fn a_module_opened_ahead_in_slices_answers_as_one_opened_at_once() {
             steps += 1;
             assert!(steps < 100_000, "{name}: the load never ends");
         }
-        assert!(steps >= 5, "{name}: {steps} steps (the load did not pause)");
+        assert!(
+            steps >= pauses,
+            "{name}: {steps} steps (the load did not pause)"
+        );
         // Done: asked again, nothing is left to do.
         assert!(ahead.prepare(name, &id, None, std::time::Instant::now()));
         let a = ahead.module(name, &id, None).ready().cloned().unwrap();
@@ -215,7 +230,7 @@ fn a_module_opened_ahead_in_slices_answers_as_one_opened_at_once() {
             a.lookup_sorted(&offsets).unwrap(),
             b.lookup_sorted(&offsets).unwrap(),
         );
-        assert!(a.iter().filter(|s| s.is_some()).count() > 100, "{name}");
+        assert!(a.iter().filter(|s| s.is_some()).count() > 50, "{name}");
         assert_eq!(a, b, "{name}");
     }
 }
