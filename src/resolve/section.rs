@@ -339,17 +339,9 @@ pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
 #[cfg(test)]
 mod tests {
     use super::*;
+    // The decompression at once: outside a slice it never pauses.
+    use crate::resolve::pace::finish;
 
-    /// The decompression at once (outside a slice it never pauses).
-    fn inflate(
-        name: &str,
-        codec: Codec,
-        data: &[u8],
-        claimed: u64,
-        budget: &Budget,
-    ) -> Result<Vec<u8>, DebugDataError> {
-        crate::resolve::pace::finish(super::inflate(name, codec, data, claimed, budget))
-    }
     use std::io::Write;
 
     fn zlib(data: &[u8]) -> Vec<u8> {
@@ -378,13 +370,13 @@ mod tests {
         let b = budget(0);
         let packed = zlib(&vec![0; 40 << 20]);
         assert_eq!(
-            inflate(".debug_info", Codec::Zlib, &packed, 40 << 20, &b)
+            finish(inflate(".debug_info", Codec::Zlib, &packed, 40 << 20, &b))
                 .unwrap()
                 .len(),
             40 << 20
         );
         // 24 MiB left of the 64 MiB floor: the same 40 MiB again is refused, unread.
-        let e = inflate(".debug_str", Codec::Zlib, &packed, 40 << 20, &b).unwrap_err();
+        let e = finish(inflate(".debug_str", Codec::Zlib, &packed, 40 << 20, &b)).unwrap_err();
         assert_eq!(e.kind(), crate::resolve::LoadErrorKind::DecompressionLimit);
         let e = e.to_string();
         assert!(
@@ -397,11 +389,11 @@ mod tests {
     fn a_header_claiming_less_than_the_stream_holds_reads_only_the_claim() {
         let b = budget(0);
         let packed = zlib(&vec![0; 8 << 20]);
-        let out = inflate(".debug_info", Codec::Zlib, &packed, 1000, &b).unwrap();
+        let out = finish(inflate(".debug_info", Codec::Zlib, &packed, 1000, &b)).unwrap();
         assert_eq!(out.len(), 1000);
         assert_eq!(b.used.get(), 1000);
         // Claiming more than it holds is corrupt, and said so.
-        let e = inflate(".debug_line", Codec::Zlib, &zlib(b"abc"), 10, &b)
+        let e = finish(inflate(".debug_line", Codec::Zlib, &zlib(b"abc"), 10, &b))
             .unwrap_err()
             .to_string();
         assert!(e.contains("decompressed to 3 bytes, expected 10"), "{e}");
@@ -423,25 +415,38 @@ mod tests {
         packed.extend_from_slice(&3u32.to_le_bytes());
         packed.extend_from_slice(b"xyz");
         packed.extend(zstd(&text[500_000..]));
-        let out = inflate(".debug_info", Codec::Zstd, &packed, text.len() as u64, &b).unwrap();
+        let out = finish(inflate(
+            ".debug_info",
+            Codec::Zstd,
+            &packed,
+            text.len() as u64,
+            &b,
+        ))
+        .unwrap();
         assert!(out == text);
         assert_eq!(b.used.get(), text.len() as u64);
         // Past the budget: refused unread, as zlib.
-        let e = inflate(".debug_str", Codec::Zstd, &packed, 100 << 20, &b)
+        let e = finish(inflate(".debug_str", Codec::Zstd, &packed, 100 << 20, &b))
             .unwrap_err()
             .to_string();
         assert!(e.contains("limit of 67108864"), "{e}");
         // Truncated or shorter than claimed: said so.
-        let e = inflate(".debug_line", Codec::Zstd, &packed[..1000], 1 << 20, &b)
-            .unwrap_err()
-            .to_string();
+        let e = finish(inflate(
+            ".debug_line",
+            Codec::Zstd,
+            &packed[..1000],
+            1 << 20,
+            &b,
+        ))
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("section .debug_line:"), "{e}");
-        let e = inflate(".debug_line", Codec::Zstd, &zstd(b"abc"), 10, &b)
+        let e = finish(inflate(".debug_line", Codec::Zstd, &zstd(b"abc"), 10, &b))
             .unwrap_err()
             .to_string();
         assert!(e.contains("decompressed to 3 bytes, expected 10"), "{e}");
         // A claim shorter than the stream: only the claim is read.
-        let out = inflate(".debug_line", Codec::Zstd, &packed, 1000, &b).unwrap();
+        let out = finish(inflate(".debug_line", Codec::Zstd, &packed, 1000, &b)).unwrap();
         assert!(out == text[..1000]);
     }
 }
