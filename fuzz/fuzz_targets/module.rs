@@ -2,7 +2,9 @@
 //! PE, PDB, Breakpad. The file's own debug ID is asked for, so parsing goes past the ID
 //! check. A panic in our code is a crash, even one `open` contained. The `pdb` crate 0.8
 //! (vendor/pdb) panics on some corrupt streams (see fixtures/corrupt/): `open` turns those
-//! into the module's error, and they are let through here; any other panic aborts.
+//! into the module's error, and they are let through here; any other panic aborts. The
+//! file is also opened in slices (idle work's way, `resolve/pace.rs`), stopping at every
+//! pause: it must end as the load at once does, with the same answers.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use profiler_symbol_server::internals::DebugId;
@@ -25,18 +27,46 @@ fn run(data: &[u8]) {
         companions: &none,
         verbose: false,
     };
-    let want = DebugId::new("00000000000000000000000000000000A");
+    let mut want = DebugId::new("00000000000000000000000000000000A");
     let module = match open::open(&want, &ctx) {
         Ok(m) => Some(m),
         // Ask again for the ID the file has (an `UnmatchedDebugId` error says which).
-        Err(e) => e.found_id.and_then(|id| open::open(&id, &ctx).ok()),
+        Err(e) => e.found_id.and_then(|id| {
+            want = id;
+            open::open(&want, &ctx).ok()
+        }),
     };
-    if let Some(m) = module {
+    let mut sliced = open::Opening::new(
+        want,
+        path.clone(),
+        Box::new(|_: &Path, _: Companion<'_>| Vec::new()),
+        false,
+    );
+    let mut steps = 0u32;
+    let sliced = loop {
+        if let Some(done) = sliced.step(std::time::Instant::now()) {
+            break done;
+        }
+        steps += 1;
+        assert!(steps < 10_000_000, "a load in slices that never ends");
+    };
+    assert_eq!(
+        module.is_some(),
+        sliced.is_ok(),
+        "opened at once and in slices differ"
+    );
+    if let (Some(m), Ok(s)) = (module, sliced) {
         let offsets: Vec<u64> = (0..128u64).map(|i| i * 0x20).collect();
         // The store contains a lookup's panic to its module (`store/memo.rs`), as `open`
         // contains a load's: the panic hook below still says where it happened.
-        let lookup = std::panic::AssertUnwindSafe(|| m.lookup_sorted(&offsets));
-        let _ = std::panic::catch_unwind(lookup);
+        let lookup =
+            std::panic::AssertUnwindSafe(|| (m.lookup_sorted(&offsets), s.lookup_sorted(&offsets)));
+        if let Ok((a, b)) = std::panic::catch_unwind(lookup) {
+            assert_eq!(
+                a, b,
+                "answers of a module opened at once and in slices differ"
+            );
+        }
     }
 }
 
