@@ -59,7 +59,7 @@ pub fn pacing() -> bool {
 /// `sort_by` gives; outside a slice it is `sort_by` itself.
 pub async fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> std::cmp::Ordering) {
     const RUN: usize = 1 << 14;
-    if DEADLINE.with(Cell::get).is_none() || v.len() <= RUN {
+    if !pacing() || v.len() <= RUN {
         v.sort_by(cmp);
         return;
     }
@@ -82,7 +82,7 @@ pub async fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> std::cmp::Or
 /// `v.sort_unstable()` for items where equal means the same (a whole order): the same
 /// order whether it went in slices (as [`sort_by`]) or not.
 pub async fn sort_unstable<T: Ord>(v: &mut [T]) {
-    if DEADLINE.with(Cell::get).is_none() {
+    if !pacing() {
         v.sort_unstable();
     } else {
         sort_by(v, Ord::cmp).await;

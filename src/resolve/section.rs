@@ -315,8 +315,12 @@ async fn unzstd(mut data: &[u8], claimed: u64, out: &mut Vec<u8>) -> std::io::Re
     Ok(out.len())
 }
 
-/// `from.read_to_end(out)`, 256 KiB at a time with a pause after each (about 1 ms of zstd).
+/// `from.read_to_end(out)`; inside a slice 256 KiB at a time with a pause after each
+/// (about 1 ms of zstd).
 async fn read_paced(from: &mut impl Read, out: &mut Vec<u8>) -> std::io::Result<usize> {
+    if !super::pace::pacing() {
+        return from.read_to_end(out);
+    }
     let mut total = 0;
     loop {
         let n = from.by_ref().take(1 << 18).read_to_end(out)?;
@@ -401,6 +405,29 @@ mod tests {
 
     fn zstd(data: &[u8]) -> Vec<u8> {
         ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+    }
+
+    #[test]
+    fn a_section_decompressed_in_slices_is_the_one_decompressed_at_once() {
+        let text: Vec<u8> = (0..400_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        for (codec, packed) in [(Codec::Zlib, zlib(&text)), (Codec::Zstd, zstd(&text))] {
+            // A deadline already past: a pause after every 256 KiB.
+            let mut load = crate::resolve::pace::Resumable::new(async move {
+                let b = budget(0);
+                inflate(".debug_info", codec, &packed, 1_600_000, &b).await
+            });
+            let mut steps = 0;
+            let out = loop {
+                if let Some(out) = load.step(std::time::Instant::now()) {
+                    break out.unwrap();
+                }
+                steps += 1;
+            };
+            assert_eq!(out, text, "{codec:?}");
+            assert!(steps >= 6, "{codec:?}: {steps} pauses");
+        }
     }
 
     #[test]

@@ -421,4 +421,58 @@ mod tests {
         }
         assert_eq!(gallop(&[], 0, 5), 0);
     }
+
+    /// The texts of answers, as an answer is spliced from them.
+    fn texts_of(m: &LoadedModule, places: &[Answered]) -> Vec<Vec<u8>> {
+        let chunks = m.texts();
+        places
+            .iter()
+            .map(|a| {
+                let mut t = Vec::new();
+                for p in [a.head, a.own, a.shared] {
+                    if p.found() {
+                        let at = p.start as usize;
+                        t.extend_from_slice(&chunks[p.chunk as usize][at..at + p.len as usize]);
+                    }
+                }
+                t
+            })
+            .collect()
+    }
+
+    #[test]
+    fn answers_remembered_out_of_order_are_found_without_resolving_again() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/corpus/elf/shapes-gcc-O2-dwarf4");
+        let none = |_: &Path, _: resolve::Companion<'_>| Vec::new();
+        let ctx = resolve::LoadContext {
+            path: &path,
+            companions: &none,
+            verbose: false,
+        };
+        let id = crate::debugid::DebugId::new("7E378474164BB4D8EDFD5660EA4970D90");
+        let load = || LoadedModule::new(resolve::open::open(&id, &ctx).unwrap(), None, false);
+        let encode = |s: &Symbolized, out: &mut Vec<u8>| {
+            out.extend_from_slice(s.function.as_bytes());
+            let a = out.len();
+            out.extend_from_slice(format!("{:?}{:?}", s.file, s.line).as_bytes());
+            let b = out.len();
+            out.extend_from_slice(format!("{:?}", s.inlines).as_bytes());
+            (a, b)
+        };
+        let all: Vec<u64> = (0x1000..0x3000).step_by(7).collect();
+        // Idle work's order: the upper half, then the lower (each ascending).
+        let (low, high) = all.split_at(all.len() / 2);
+        let ahead = load();
+        ahead.remember(high, encode).unwrap();
+        ahead.remember(low, encode).unwrap();
+        let cost = ahead.memo_cost();
+        let places = ahead.places_sorted(&all, encode).unwrap();
+        assert_eq!(ahead.memo_cost(), cost, "answers were resolved again");
+        let fresh = load();
+        let want = fresh.places_sorted(&all, encode).unwrap();
+        let got = texts_of(&ahead, &places);
+        assert!(got.iter().filter(|t| !t.is_empty()).count() > 100);
+        assert_eq!(got, texts_of(&fresh, &want));
+    }
 }

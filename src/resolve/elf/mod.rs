@@ -53,13 +53,13 @@ pub fn text_symbols(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
 /// [`text_symbols`], pausing every few thousand symbols ([`super::pace`]).
 pub async fn text_symbols_paced(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
     names.new_file();
-    // Every symbol may have a place of its own (at most 4 M at once: a count from a
-    // corrupt header is not memory).
+    // Every symbol may have a place of its own: counted from the tables' bytes in the
+    // file (a header's size is not memory), at most 4 M at once.
     let entry = if file.is_64() { 24 } else { 16 };
     let count: u64 = [".symtab", ".dynsym"]
         .iter()
-        .filter_map(|n| file.section_by_name(n))
-        .map(|s| s.size() / entry)
+        .filter_map(|n| file.section_by_name(n)?.data().ok())
+        .map(|d| d.len() as u64 / entry)
         .sum();
     names.reserve_places(count.min(1 << 22) as usize);
     // A 32-bit ARM function's symbol has its low bit set when it is Thumb code; the code
