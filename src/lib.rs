@@ -10,6 +10,7 @@ mod api;
 pub mod app;
 mod ci;
 mod cli;
+mod coldsort;
 mod debugid;
 mod disasm;
 mod fs;

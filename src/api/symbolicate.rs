@@ -298,7 +298,7 @@ pub(super) fn modules(jobs: &[Job]) -> Vec<(&str, &DebugId)> {
                 .map(|(name, id)| (name.as_str(), id))
         })
         .collect();
-    out.sort_unstable();
+    crate::coldsort::sort_by(&mut out, Ord::cmp);
     out.dedup();
     out
 }

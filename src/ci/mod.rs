@@ -325,7 +325,7 @@ pub fn symbolicate(
         // Said with -q too: the output is not what a complete run gives.
         // The modules with most left first, a few of them: one line however many.
         let mut by_count: Vec<(&&(String, DebugId), &u64)> = unresolved.iter().collect();
-        by_count.sort_by(|a, b| b.1.cmp(a.1));
+        crate::coldsort::sort_by(&mut by_count, |a, b| b.1.cmp(a.1));
         let shown = 2;
         let mut why: Vec<String> = by_count
             .iter()

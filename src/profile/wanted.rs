@@ -47,7 +47,7 @@ pub fn wanted_modules(processes: &[ProcessInfo]) -> Vec<WantedModule> {
             .filter_map(|l| Some((l.start?, l.end?, l)))
             .filter(|(s, e, _)| s < e)
             .collect();
-        ranges.sort_by_key(|r| r.0);
+        crate::coldsort::sort_by_key(&mut ranges, |r| r.0);
         for &addr in &p.addresses {
             let i = ranges.partition_point(|r| r.0 <= addr);
             let Some(&(start, end, lib)) = i.checked_sub(1).map(|i| &ranges[i]) else {
@@ -63,6 +63,6 @@ pub fn wanted_modules(processes: &[ProcessInfo]) -> Vec<WantedModule> {
         m.offsets.sort_unstable();
         m.offsets.dedup();
     }
-    out.sort_by_key(|m| std::cmp::Reverse(m.offsets.len()));
+    crate::coldsort::sort_by_key(&mut out, |m| std::cmp::Reverse(m.offsets.len()));
     out
 }

@@ -462,7 +462,7 @@ impl Index {
         let files: u64 = kept.iter().filter(|k| !k.3).map(|k| k.1).sum();
         let mut total = files + parts.max(in_flight);
         // Oldest first; a partial file is never the one to go (it may be running).
-        kept.sort_by_key(|k| k.2);
+        crate::coldsort::sort_by_key(&mut kept, |k| k.2);
         let mut survivors = Vec::with_capacity(kept.len());
         for (e, size, _, part) in kept {
             if total > max_bytes && !part && std::fs::remove_file(e.root.join(&e.rel)).is_ok() {

@@ -60,6 +60,24 @@ impl FileBytes {
         }
     }
 
+    /// Maps the pages of `part` (a range of this file) in one call, ahead of a read of
+    /// all of it (a DWARF unit and its line program): one system call instead of a page
+    /// fault every 16 pages, 2-3 % of a cold request at libxul's size (MEASUREMENTS).
+    /// A kernel before 5.14 refuses the advice; the reads then fault as before.
+    pub fn populate(&self, part: &[u8]) {
+        #[cfg(target_os = "linux")]
+        if let Inner::Mapped(map) = &self.inner {
+            let base = map.as_ptr() as usize;
+            let (at, end) = (part.as_ptr() as usize, part.as_ptr() as usize + part.len());
+            if at < base || end > base + map.len() {
+                return;
+            }
+            let page = page_size();
+            let start = at / page * page;
+            let _ = map.advise_range(memmap2::Advice::PopulateRead, start - base, end - start);
+        }
+    }
+
     /// Gives back to the kernel the whole pages of `part` (a range of this file) when
     /// mapped: a module read once per request keeps only what it reads again in memory.
     /// The pages stay mapped; reading them again faults the file's bytes back in. (Unix:
@@ -152,6 +170,11 @@ impl Bytes {
     /// See [`FileBytes::release`]; nothing for owned bytes.
     pub fn release(&self, part: &[u8]) {
         self.file.release(part);
+    }
+
+    /// See [`FileBytes::populate`].
+    pub fn populate(&self, part: &[u8]) {
+        self.file.populate(part);
     }
 }
 

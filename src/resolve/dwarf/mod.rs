@@ -44,11 +44,21 @@ struct Backing {
 impl Backing {
     /// Releases the mapped pages of `part` (see [`Bytes::release`]).
     fn release(&self, part: &[u8]) {
+        self.holding(part, |b| b.release(part));
+    }
+
+    /// Maps the pages of `part` ahead of reading it (see [`Bytes::populate`]).
+    fn populate(&self, part: &[u8]) {
+        self.holding(part, |b| b.populate(part));
+    }
+
+    /// `f` on the section bytes that hold `part`, if any do.
+    fn holding(&self, part: &[u8], f: impl FnOnce(&Bytes)) {
         let at = part.as_ptr() as usize;
         for b in self.held.borrow().iter() {
             let base = b.as_ptr() as usize;
             if at >= base && at + part.len() <= base + b.len() {
-                b.release(part);
+                f(b);
                 return;
             }
         }
@@ -367,6 +377,10 @@ impl DwarfResolver {
                 },
                 false => None,
             };
+            // Read whole next, given back after.
+            for part in batch::unit_bytes(&self.dwarf, &parsed) {
+                self.backing.populate(part);
+            }
             asks.clear();
             asks.extend(group.iter().map(|&(_, k)| addrs[k]));
             let skeleton = gimli::UnitRef::new(&self.dwarf, &parsed);

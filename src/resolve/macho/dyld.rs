@@ -140,7 +140,7 @@ impl DyldCache {
             .filter_map(|(i, image)| Some((image.path().ok()?.to_string(), i)))
             .collect();
         drop(parsed);
-        images.sort();
+        crate::coldsort::sort_by(&mut images, Ord::cmp);
         cache.images = images;
         Ok(cache)
     }
