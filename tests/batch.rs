@@ -105,6 +105,52 @@ fn batch_answers_equal_one_by_one_answers_shared_corpus() {
     });
 }
 
+/// A fuzzed gcc build (`fixtures/corrupt/batch-unreadable-origin.elf`) where addr2line
+/// cannot read `main` (a reference among its DIEs is out of bounds: `find_frames` fails)
+/// while the DIEs and lines each address needs are sound. Both paths answer as
+/// llvm-symbolizer-19 does (`llvm-symbolizer --obj=FILE 0x1090 0x10a0 0x10d4`, its output
+/// below); before, addr2line's path answered the symbol table's `main` with no file, line
+/// or inline frame, and the two paths differed.
+#[test]
+fn a_function_addr2line_cannot_read_is_answered_from_what_the_address_needs() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/corrupt");
+    let name = "batch-unreadable-origin.elf";
+    let id = elf_debug_id(&std::path::Path::new(dir).join(name));
+    let frames = both_paths(dir, name, &id, &[0x1090, 0x10a0, 0x10d4], name);
+    let at = |f: &Value| {
+        let inlines: Vec<(String, String)> = f["inlines"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|i| {
+                        (
+                            i["function"].to_string(),
+                            format!("{}:{}", i["file"], i["line"]),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        (
+            f["function"].to_string(),
+            format!("{}:{}", f["file"], f["line"]),
+            inlines,
+        )
+    };
+    let file = "\"/corpus/src/shapes.c\"";
+    let main = "\"main\"".to_string();
+    assert_eq!(at(&frames[0]), (main.clone(), format!("{file}:79"), vec![]));
+    assert_eq!(at(&frames[1]), (main.clone(), format!("{file}:80"), vec![]));
+    assert_eq!(
+        at(&frames[2]),
+        (
+            main,
+            format!("{file}:86"),
+            vec![("\"fill_shapes\"".to_string(), format!("{file}:67"))]
+        )
+    );
+}
+
 /// Template-heavy C++ (STL sort, map, unordered_map inlined many levels deep), built here
 /// with g++ and clang++ when installed: every other byte of every function, both paths.
 const CPP: &str = r#"

@@ -307,7 +307,10 @@ impl DwarfResolver {
         addr: u64,
         symbol_at: &dyn Fn(u64) -> Option<Text>,
     ) -> Option<Found> {
-        let mut iter = self.finish(self.ctx()?.find_frames(addr)).ok()?;
+        let mut iter = match self.finish(self.ctx()?.find_frames(addr)) {
+            Ok(iter) => iter,
+            Err(_) => return self.lookup_unreadable(addr, symbol_at),
+        };
         let mut frames = Vec::new();
         // The unit's language, the same on every frame.
         let mut language = None;
@@ -329,6 +332,29 @@ impl DwarfResolver {
         // without a linkage name is named from the symbol table as in a non-split build.
         let language = language.or_else(|| unit_language(&unit));
         self.symbolized(&unit, language, addr, &frames, symbol_at)
+    }
+
+    /// An address whose function addr2line cannot read: one bad reference anywhere in
+    /// it (an inlined call's origin out of its unit, say) fails the whole function. The
+    /// batch path reads only the DIEs the address needs, as llvm-symbolizer does, so its
+    /// answer stands where it has one; else the line table says where the address is and
+    /// the symbol table names the function (llvm-symbolizer's answer too). A fuzzed file
+    /// found the two paths apart here (`fixtures/fuzz/batch-unreadable-origin.elf`).
+    fn lookup_unreadable(
+        &self,
+        addr: u64,
+        symbol_at: &dyn Fn(u64) -> Option<Text>,
+    ) -> Option<Found> {
+        let mut answer = None;
+        let left = self.lookup_batch(&[addr], symbol_at, &mut |_, found| answer = Some(found));
+        if left.is_empty() {
+            return answer.flatten();
+        }
+        let at = self.ctx()?.find_location(addr).ok()??;
+        Some(Found::Line {
+            file: self.file(at.file?),
+            line: at.line,
+        })
     }
 
     /// The unit the batch path reads for `addr`, if one alone holds it.
