@@ -254,7 +254,7 @@ pub fn symbolicate(
         // presymbolicated, so a partial mark would hide the rest for good.
         let complete = left == 0;
         let gz = out.extension().is_some_and(|e| e == "gz");
-        staged.push(stage(out, "the profile", |w| {
+        staged.push(stage(out, "the profile", Box::new(|w| {
             let input = profile.reader().map_err(|e| e.to_string())?;
             let err =
                 |e: crate::profile::scan::JsonError| format!("{}: {e}", profile_path.display());
@@ -272,7 +272,7 @@ pub fn symbolicate(
                 rewrite::rewrite(input, w, &repl, complete).map_err(err)?;
             }
             Ok(())
-        })?);
+        }))?);
     }
 
     if let Some(path) = &sidecar {
@@ -291,9 +291,11 @@ pub fn symbolicate(
                     .collect(),
             })
             .collect();
-        staged.push(stage(path, "the sidecar", |w| {
-            sidecar::write(&symbols, w).map_err(|e| e.to_string())
-        })?);
+        staged.push(stage(
+            path,
+            "the sidecar",
+            Box::new(|w| sidecar::write(&symbols, w).map_err(|e| e.to_string())),
+        )?);
     }
     // Both complete: only now does either appear.
     commit(staged)?;

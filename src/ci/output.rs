@@ -61,12 +61,16 @@ pub(super) fn check_target(target: &Path, what: &str) -> Result<(), CiError> {
     Ok(())
 }
 
+/// What writes an output's content, for [`stage`].
+pub(super) type WriteContent<'a> = Box<dyn FnOnce(&mut dyn Write) -> Result<(), String> + 'a>;
+
 /// Writes `target`'s content to a new temporary file beside it. Errors name the target
-/// and its folder, never the temporary (a hidden name the user has never seen).
+/// and its folder, never the temporary (a hidden name the user has never seen). `write`
+/// is boxed: a generic one made a copy of this function per caller (14 KB each).
 pub(super) fn stage(
     target: &Path,
     what: &str,
-    write: impl FnOnce(&mut dyn Write) -> Result<(), String>,
+    write: WriteContent<'_>,
 ) -> Result<Staged, CiError> {
     check_target(target, what)?;
     let cannot = |why: String| CiError(format!("cannot write {what} {}: {why}", target.display()));

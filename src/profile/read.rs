@@ -95,6 +95,13 @@ pub fn read<R: Read>(inp: &mut Input<R>, want: Want) -> Result<Vec<ProcessInfo>,
 }
 
 /// Reads `"key":` after a `{` or `,`; `None` at the closing `}`.
+/// A JSON text held in a string (a profile's `libs` or a subprocess kept as a string),
+/// read as the profile file is: through a `Box<dyn Read>`, so that the readers below
+/// exist once in the binary, not once more for `&[u8]` (27 KB).
+fn as_reader(text: &str) -> Box<dyn Read + '_> {
+    Box::new(text.as_bytes())
+}
+
 fn next_key<R: Read>(inp: &mut Input<R>, first: bool) -> Result<Option<Vec<u8>>, JsonError> {
     inp.whitespace(|_| {})?;
     match inp.next_byte()? {
@@ -165,7 +172,7 @@ fn libs<R: Read>(
             let text: String =
                 serde_json::from_slice(&raw).map_err(|e| format!("libs string: {e}"))?;
             drop(raw);
-            let mut inner = Input::new(text.as_bytes());
+            let mut inner = Input::new(as_reader(&text));
             inner.whitespace(|_| {})?;
             if inner.peek()? != Some(b'[') {
                 return Err("libs string: not an array".into());
@@ -232,7 +239,7 @@ fn process<R: Read>(
             if let Ok(text) = serde_json::from_slice::<String>(&bytes) {
                 drop(bytes);
                 // A string that is no profile has nothing to give.
-                let _ = process(&mut Input::new(text.as_bytes()), out, path, want, budget);
+                let _ = process(&mut Input::new(as_reader(&text)), out, path, want, budget);
             }
             return Ok(false);
         }
