@@ -184,7 +184,10 @@ pub fn run(inv: Invocation) -> u8 {
                 Ok(answer) => (EXIT_OK, answer.into_vec()),
                 Err(e) => {
                     crate::elog!("error: {}", e.message);
-                    (EXIT_FAILURE, e.to_json().to_string().into_bytes())
+                    // Written as the server writes its answers: `Value`'s `Display` would
+                    // link two more copies of its writer (12 KB).
+                    let text = serde_json::to_vec(&e.to_json()).unwrap_or_default();
+                    (EXIT_FAILURE, text)
                 }
             };
             let mut out = std::io::stdout().lock();
