@@ -254,25 +254,29 @@ pub fn symbolicate(
         // presymbolicated, so a partial mark would hide the rest for good.
         let complete = left == 0;
         let gz = out.extension().is_some_and(|e| e == "gz");
-        staged.push(stage(out, "the profile", Box::new(|w| {
-            let input = profile.reader().map_err(|e| e.to_string())?;
-            let err =
-                |e: crate::profile::scan::JsonError| format!("{}: {e}", profile_path.display());
-            if gz {
-                // The rewriter writes small pieces; the encoder wants big ones.
-                let enc = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
-                let mut buffered = BufWriter::with_capacity(1 << 16, enc);
-                rewrite::rewrite(input, &mut buffered, &repl, complete).map_err(err)?;
-                buffered
-                    .into_inner()
-                    .map_err(|e| e.error().to_string())?
-                    .finish()
-                    .map_err(|e| e.to_string())?;
-            } else {
-                rewrite::rewrite(input, w, &repl, complete).map_err(err)?;
-            }
-            Ok(())
-        }))?);
+        staged.push(stage(
+            out,
+            "the profile",
+            Box::new(|w| {
+                let input = profile.reader().map_err(|e| e.to_string())?;
+                let err =
+                    |e: crate::profile::scan::JsonError| format!("{}: {e}", profile_path.display());
+                if gz {
+                    // The rewriter writes small pieces; the encoder wants big ones.
+                    let enc = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+                    let mut buffered = BufWriter::with_capacity(1 << 16, enc);
+                    rewrite::rewrite(input, &mut buffered, &repl, complete).map_err(err)?;
+                    buffered
+                        .into_inner()
+                        .map_err(|e| e.error().to_string())?
+                        .finish()
+                        .map_err(|e| e.to_string())?;
+                } else {
+                    rewrite::rewrite(input, w, &repl, complete).map_err(err)?;
+                }
+                Ok(())
+            }),
+        )?);
     }
 
     if let Some(path) = &sidecar {

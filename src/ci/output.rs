@@ -67,11 +67,7 @@ pub(super) type WriteContent<'a> = Box<dyn FnOnce(&mut dyn Write) -> Result<(), 
 /// Writes `target`'s content to a new temporary file beside it. Errors name the target
 /// and its folder, never the temporary (a hidden name the user has never seen). `write`
 /// is boxed: a generic one made a copy of this function per caller (14 KB each).
-pub(super) fn stage(
-    target: &Path,
-    what: &str,
-    write: WriteContent<'_>,
-) -> Result<Staged, CiError> {
+pub(super) fn stage(target: &Path, what: &str, write: WriteContent<'_>) -> Result<Staged, CiError> {
     check_target(target, what)?;
     let cannot = |why: String| CiError(format!("cannot write {what} {}: {why}", target.display()));
     let name = target.file_name().unwrap_or_default().to_string_lossy();

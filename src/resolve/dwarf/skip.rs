@@ -127,12 +127,51 @@ struct Plan {
     fixed: Option<u32>,
 }
 
+impl Plan {
+    /// This plan in [`Plans::skips`]' form.
+    fn skip_word(&self) -> u32 {
+        let mut w = match (self.steps, self.fixed) {
+            (None, _) => UNPLANNED,
+            (Some(_), Some(n)) if n <= SIZE => n,
+            (Some(_), _) => VARIABLE,
+        };
+        if self.children {
+            w |= CHILDREN;
+        }
+        match self.tag {
+            gimli::DW_TAG_subprogram if !self.no_range => w |= STOP,
+            gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine => w |= STOP_INSIDE,
+            _ => {}
+        }
+        w
+    }
+}
+
 /// The plans of one unit's abbreviations, reused from unit to unit.
 #[derive(Default)]
 pub(super) struct Plans {
     plans: Vec<Plan>,
     steps: Vec<Step>,
+    /// By abbreviation code less one, what [`Cursor::skip_others`] needs of its plan in
+    /// one word: the size of its attributes when fixed ([`SIZE`]) and the flags below.
+    /// One 4-byte load per DIE where the plan's fields were read: a cold request at
+    /// libxul's size is 2.5 % faster (that loop is most of its time).
+    skips: Vec<u32>,
 }
+
+/// In [`Plans::skips`]: the size of a DIE's attributes, when fixed.
+const SIZE: u32 = (1 << 24) - 1;
+/// Its attributes are not of a fixed size: stepped over by its plan's steps.
+const VARIABLE: u32 = 1 << 24;
+/// Has children.
+const CHILDREN: u32 = 1 << 25;
+/// A subprogram with an address range: the walk reads it.
+const STOP: u32 = 1 << 26;
+/// A subprogram without one, or an inlined call: the walk reads it inside a subprogram
+/// holding an address asked.
+const STOP_INSIDE: u32 = 1 << 27;
+/// No plan (a form only gimli reads): left to [`Cursor::next`].
+const UNPLANNED: u32 = 1 << 28;
 
 impl Plans {
     /// Plans for the abbreviations numbered 1, 2, … of `abbrevs` (compilers number them
@@ -140,6 +179,7 @@ impl Plans {
     pub(super) fn build(&mut self, header: &UnitHeader<R>, abbrevs: &Abbreviations) {
         self.plans.clear();
         self.steps.clear();
+        self.skips.clear();
         let mut code = 1;
         while let Some(a) = abbrevs.get(code) {
             let first = self.steps.len();
@@ -191,13 +231,15 @@ impl Plans {
             };
             let no_range = a.tag() == gimli::DW_TAG_subprogram
                 && !a.attributes().iter().any(|spec| range_attr(spec.name()));
-            self.plans.push(Plan {
+            let plan = Plan {
                 tag: a.tag(),
                 children: a.has_children(),
                 no_range,
                 steps: ok.then(|| (first as u32, (self.steps.len() - first) as u32)),
                 fixed,
-            });
+            };
+            self.skips.push(plan.skip_word());
+            self.plans.push(plan);
             code += 1;
         }
     }
@@ -361,6 +403,12 @@ impl<'a> Cursor<'a> {
     /// over here without the per-DIE work of the walk's loop.
     #[inline(always)]
     pub(super) fn skip_others(&mut self, plans: &Plans, floor: isize, inlines_too: bool) {
+        let stop = UNPLANNED
+            | if inlines_too {
+                STOP | STOP_INSIDE
+            } else {
+                STOP
+            };
         while self.depth > floor {
             let Some(&b) = self.bytes.get(self.pos) else {
                 return;
@@ -380,29 +428,29 @@ impl<'a> Cursor<'a> {
                     _ => return,
                 }
             };
-            let Some(plan) = plans.plans.get(code.wrapping_sub(1)) else {
+            let Some(&word) = plans.skips.get(code.wrapping_sub(1)) else {
                 return;
             };
-            if (plan.tag == gimli::DW_TAG_subprogram && (inlines_too || !plan.no_range))
-                || (inlines_too && plan.tag == gimli::DW_TAG_inlined_subroutine)
-            {
+            if word & stop != 0 {
                 return;
             }
             let start = self.pos;
             self.pos += len;
-            let stepped = match (plan.fixed, plan.steps) {
-                (Some(n), _) => self.skip(n as usize),
-                (None, Some((first, count))) => plans.steps
-                    [first as usize..(first + count) as usize]
-                    .iter()
-                    .try_for_each(|&step| self.step(step)),
-                (None, None) => Err(eof()),
+            let stepped = if word & VARIABLE == 0 {
+                self.skip((word & SIZE) as usize)
+            } else {
+                match plans.plans[code - 1].steps {
+                    Some((first, count)) => plans.steps[first as usize..(first + count) as usize]
+                        .iter()
+                        .try_for_each(|&step| self.step(step)),
+                    None => Err(eof()),
+                }
             };
             if stepped.is_err() {
                 self.pos = start;
                 return;
             }
-            if plan.children {
+            if word & CHILDREN != 0 {
                 self.depth += 1;
             }
         }
