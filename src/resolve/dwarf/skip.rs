@@ -128,12 +128,11 @@ struct Plan {
 }
 
 impl Plan {
-    /// This plan in [`Plans::skips`]' form.
-    fn skip_word(&self) -> u32 {
-        let mut w = match (self.steps, self.fixed) {
-            (None, _) => UNPLANNED,
-            (Some(_), Some(n)) if n <= SIZE => n,
-            (Some(_), _) => VARIABLE,
+    /// This plan in [`Plans::skips`]' form; `steps` are its steps.
+    fn skip_word(&self, steps: &[Step]) -> u32 {
+        let mut w = match self.steps {
+            None => UNPLANNED,
+            Some(_) => shape(steps),
         };
         if self.children {
             w |= CHILDREN;
@@ -144,6 +143,41 @@ impl Plan {
             _ => {}
         }
         w
+    }
+}
+
+/// How [`Cursor::skip_others`] steps over attributes `steps`: all of a fixed size
+/// ([`SIZE`] bytes), fixed bytes around one number, block or string ([`ONE_VARIABLE`]:
+/// an enumerator's value, a variable's location expression; most DIEs that are not of
+/// a fixed size), or step by step ([`VARIABLE`]).
+fn shape(steps: &[Step]) -> u32 {
+    let (mut before, mut after, mut variable) = (0usize, 0usize, None);
+    for step in steps {
+        let fixed = match *step {
+            Step::Fixed(n) => Some(n),
+            Step::Range { size, .. } if size != LEB => Some(usize::from(size)),
+            _ => None,
+        };
+        match (fixed, variable) {
+            (Some(n), None) => before += n,
+            (Some(n), Some(_)) => after += n,
+            (None, None) => {
+                variable = Some(match step {
+                    Step::Leb | Step::Range { .. } => KIND_LEB,
+                    Step::BlockLeb => KIND_BLOCK,
+                    Step::Str => KIND_STR,
+                    _ => return VARIABLE,
+                })
+            }
+            (None, Some(_)) => return VARIABLE,
+        }
+    }
+    match variable {
+        None if before <= SIZE as usize => before as u32,
+        Some(kind) if before < 1 << 10 && after < 1 << 10 => {
+            ONE_VARIABLE | before as u32 | (after as u32) << 10 | kind << 20
+        }
+        _ => VARIABLE,
     }
 }
 
@@ -160,18 +194,24 @@ pub(super) struct Plans {
 }
 
 /// In [`Plans::skips`]: the size of a DIE's attributes, when fixed.
-const SIZE: u32 = (1 << 24) - 1;
-/// Its attributes are not of a fixed size: stepped over by its plan's steps.
-const VARIABLE: u32 = 1 << 24;
+const SIZE: u32 = (1 << 20) - 1;
+/// Its attributes are fixed bytes (bits 0-9), one variable-size value of the kind in
+/// bits 20-21, and fixed bytes again (bits 10-19).
+const ONE_VARIABLE: u32 = 1 << 22;
+const KIND_LEB: u32 = 0;
+const KIND_BLOCK: u32 = 1;
+const KIND_STR: u32 = 2;
+/// Its attributes are stepped over by its plan's steps.
+const VARIABLE: u32 = 1 << 23;
 /// Has children.
-const CHILDREN: u32 = 1 << 25;
+const CHILDREN: u32 = 1 << 24;
 /// A subprogram with an address range: the walk reads it.
-const STOP: u32 = 1 << 26;
+const STOP: u32 = 1 << 25;
 /// A subprogram without one, or an inlined call: the walk reads it inside a subprogram
 /// holding an address asked.
-const STOP_INSIDE: u32 = 1 << 27;
+const STOP_INSIDE: u32 = 1 << 26;
 /// No plan (a form only gimli reads): left to [`Cursor::next`].
-const UNPLANNED: u32 = 1 << 28;
+const UNPLANNED: u32 = 1 << 27;
 
 impl Plans {
     /// Plans for the abbreviations numbered 1, 2, … of `abbrevs` (compilers number them
@@ -238,7 +278,7 @@ impl Plans {
                 steps: ok.then(|| (first as u32, (self.steps.len() - first) as u32)),
                 fixed,
             };
-            self.skips.push(plan.skip_word());
+            self.skips.push(plan.skip_word(&self.steps[first..]));
             self.plans.push(plan);
             code += 1;
         }
@@ -369,6 +409,24 @@ impl<'a> Cursor<'a> {
         Ok(uint(b, self.big_endian))
     }
 
+    /// Steps over attributes of the [`ONE_VARIABLE`] shape `word`.
+    #[inline(always)]
+    fn skip_one_variable(&mut self, word: u32) -> gimli::Result<()> {
+        self.skip((word & 0x3ff) as usize)?;
+        match word >> 20 & 3 {
+            KIND_LEB => while self.byte()? & 0x80 != 0 {},
+            KIND_BLOCK => {
+                let len = self.uleb()?;
+                self.skip(usize::try_from(len).map_err(|_| eof())?)?;
+            }
+            _ => {
+                let n = memchr::memchr(0, &self.bytes[self.pos..]).ok_or_else(eof)?;
+                self.pos += n + 1;
+            }
+        }
+        self.skip((word >> 10 & 0x3ff) as usize)
+    }
+
     #[inline(always)]
     fn step(&mut self, step: Step) -> gimli::Result<()> {
         match step {
@@ -436,8 +494,10 @@ impl<'a> Cursor<'a> {
             }
             let start = self.pos;
             self.pos += len;
-            let stepped = if word & VARIABLE == 0 {
+            let stepped = if word & (VARIABLE | ONE_VARIABLE) == 0 {
                 self.skip((word & SIZE) as usize)
+            } else if word & ONE_VARIABLE != 0 {
+                self.skip_one_variable(word)
             } else {
                 match plans.plans[code - 1].steps {
                     Some((first, count)) => plans.steps[first as usize..(first + count) as usize]
