@@ -66,16 +66,12 @@ impl FileBytes {
     /// A kernel before 5.14 refuses the advice; the reads then fault as before.
     pub fn populate(&self, part: &[u8]) {
         #[cfg(target_os = "linux")]
-        if let Inner::Mapped(map) = &self.inner {
-            let base = map.as_ptr() as usize;
-            let (at, end) = (part.as_ptr() as usize, part.as_ptr() as usize + part.len());
-            if at < base || end > base + map.len() {
-                return;
-            }
-            let page = page_size();
-            let start = at / page * page;
-            let _ = map.advise_range(memmap2::Advice::PopulateRead, start - base, end - start);
+        if let Some((map, at, end)) = self.mapped(part) {
+            let start = at / page_size() * page_size();
+            let _ = map.advise_range(memmap2::Advice::PopulateRead, start, end - start);
         }
+        #[cfg(not(target_os = "linux"))]
+        let _ = part;
     }
 
     /// Gives back to the kernel the whole pages of `part` (a range of this file) when
@@ -84,12 +80,7 @@ impl FileBytes {
     /// Windows trims a mapping's pages from the working set by itself.)
     pub fn release(&self, part: &[u8]) {
         #[cfg(unix)]
-        if let Inner::Mapped(map) = &self.inner {
-            let base = map.as_ptr() as usize;
-            let (at, end) = (part.as_ptr() as usize, part.as_ptr() as usize + part.len());
-            if at < base || end > base + map.len() {
-                return;
-            }
+        if let Some((map, at, end)) = self.mapped(part) {
             let page = page_size();
             let start = at.div_ceil(page) * page;
             let stop = end / page * page;
@@ -99,7 +90,7 @@ impl FileBytes {
                 let _ = unsafe {
                     map.unchecked_advise_range(
                         memmap2::UncheckedAdvice::DontNeed,
-                        start - base,
+                        start,
                         stop - start,
                     )
                 };
@@ -107,6 +98,18 @@ impl FileBytes {
         }
         #[cfg(not(unix))]
         let _ = part;
+    }
+
+    /// The mapping and where `part` is in it (offsets of its start and end), when `part`
+    /// is a range of this mapped file.
+    #[cfg(unix)]
+    fn mapped(&self, part: &[u8]) -> Option<(&memmap2::Mmap, usize, usize)> {
+        let Inner::Mapped(map) = &self.inner else {
+            return None;
+        };
+        let base = map.as_ptr() as usize;
+        let (at, end) = (part.as_ptr() as usize, part.as_ptr() as usize + part.len());
+        (at >= base && end <= base + map.len()).then_some((map, at - base, end - base))
     }
 }
 
