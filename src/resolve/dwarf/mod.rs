@@ -1,4 +1,4 @@
-//! DWARF lookups. Addresses go through the batch path (`batch/`, with `skip.rs` and
+//! DWARF lookups. Addresses go through the batch path (`batch/`, with `skip/` and
 //! `lines.rs` reading DIEs and line programs), one alone too: `addr2line`'s `Context`
 //! parses every unit of the file before its first answer. An address the batch path
 //! leaves goes through that `Context`. Either way the function's entry and size come from
@@ -669,59 +669,7 @@ fn function_extent(
     Some((entry_pc, size, holding.unwrap_or(entry_pc)))
 }
 
-/// Test inputs of the batch path's readers: own-corpus binaries from gcc and clang, DWARF 4
-/// and 5, -O0 to -O2.
 #[cfg(test)]
-const READER_FIXTURES: &[&str] = &[
-    "fixtures/corpus/elf/shapes-clang19-O2-dwarf5-nopie",
-    "fixtures/corpus/elf/shapes-clang19-O0-dwarf4",
-    "fixtures/corpus/elf/shapes-gcc-O0-dwarf5",
-    "fixtures/corpus/elf/shapes-gcc-Os-dwarf4",
-    "fixtures/corpus/elf/tmpl-gcc-O2-dwarf4",
-    "fixtures/corpus/elf/tmpl-clang19-O2-dwarf5",
-    "fixtures/corpus/elf/libmathlib-gcc-O0.so",
-];
-
-/// The DWARF of a fixture (relative to the crate).
+mod testing;
 #[cfg(test)]
-fn fixture_dwarf(path: &str) -> gimli::Dwarf<R> {
-    use object::{Object, ObjectSection};
-    let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
-    let data = Rc::new(super::bytes::FileBytes::open(Path::new(&full)).unwrap());
-    let file = object::File::parse(&**data).unwrap();
-    gimli::Dwarf::load(|id| -> Result<R, gimli::Error> {
-        let bytes = file
-            .section_by_name(id.name())
-            .and_then(|s| s.data().ok())
-            .unwrap_or(&[]);
-        Ok(R::new(Bytes::of(&data, bytes), RunTimeEndian::Little))
-    })
-    .unwrap()
-}
-
-#[test]
-fn debug_info_is_read_once() {
-    // gimli's loader asks for other sections before `.debug_info`: the one read first must
-    // not be given away on the first call (a compressed one was decompressed twice).
-    use object::{Object, ObjectSection};
-    let full = format!("{}/{}", env!("CARGO_MANIFEST_DIR"), READER_FIXTURES[0]);
-    let data = Rc::new(super::bytes::FileBytes::open(Path::new(&full)).unwrap());
-    let file = object::File::parse(&**data).unwrap();
-    let mut asked: Vec<String> = Vec::new();
-    let dwarf = DwarfResolver::new(
-        &mut |name| {
-            asked.push(name.to_string());
-            Ok(file
-                .section_by_name(name)
-                .and_then(|s| s.data().ok())
-                .map(|d| Bytes::of(&data, d)))
-        },
-        RunTimeEndian::Little,
-        Path::new(&full),
-        Rc::default(),
-    )
-    .unwrap();
-    assert!(dwarf.is_some());
-    let reads = asked.iter().filter(|n| *n == ".debug_info").count();
-    assert_eq!(reads, 1, "{asked:?}");
-}
+use testing::{READER_FIXTURES, fixture_dwarf};
