@@ -94,7 +94,6 @@ pub fn read<R: Read>(inp: &mut Input<R>, want: Want) -> Result<Vec<ProcessInfo>,
     Ok(out)
 }
 
-/// Reads `"key":` after a `{` or `,`; `None` at the closing `}`.
 /// A JSON text held in a string (a profile's `libs` or a subprocess kept as a string),
 /// read as the profile file is: through a `Box<dyn Read>`, so that the readers below
 /// exist once in the binary, not once more for `&[u8]` (27 KB).
@@ -102,6 +101,7 @@ fn as_reader(text: &str) -> Box<dyn Read + '_> {
     Box::new(text.as_bytes())
 }
 
+/// Reads `"key":` after a `{` or `,`; `None` at the closing `}`.
 fn next_key<R: Read>(inp: &mut Input<R>, first: bool) -> Result<Option<Vec<u8>>, JsonError> {
     inp.whitespace(|_| {})?;
     match inp.next_byte()? {

@@ -50,10 +50,10 @@ pub fn text_symbols(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
     super::pace::finish(text_symbols_paced(file, names))
 }
 
-/// [`text_symbols`], pausing every few thousand symbols ([`super::pace`]).
 /// Labels (untyped code symbols) looked up by a scan, not a sort of the functions.
 const FEW_LABELS: usize = 16;
 
+/// [`text_symbols`], pausing every few thousand symbols ([`super::pace`]).
 pub async fn text_symbols_paced(file: &object::File<'_>, names: &mut Names) -> Vec<Sym> {
     names.new_file();
     // Every symbol may have a place of its own: counted from the tables' bytes in the

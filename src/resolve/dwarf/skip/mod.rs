@@ -163,7 +163,7 @@ fn shape(steps: &[Step]) -> u32 {
             (Some(n), Some(_)) => after += n,
             (None, None) => {
                 variable = Some(match step {
-                    Step::Leb | Step::Range { .. } => KIND_LEB,
+                    Step::Leb | Step::Range { size: LEB, .. } => KIND_LEB,
                     Step::BlockLeb => KIND_BLOCK,
                     Step::Str => KIND_STR,
                     _ => return VARIABLE,
@@ -413,17 +413,11 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     fn skip_one_variable(&mut self, word: u32) -> gimli::Result<()> {
         self.skip((word & 0x3ff) as usize)?;
-        match word >> 20 & 3 {
-            KIND_LEB => while self.byte()? & 0x80 != 0 {},
-            KIND_BLOCK => {
-                let len = self.uleb()?;
-                self.skip(usize::try_from(len).map_err(|_| eof())?)?;
-            }
-            _ => {
-                let n = memchr::memchr(0, &self.bytes[self.pos..]).ok_or_else(eof)?;
-                self.pos += n + 1;
-            }
-        }
+        self.step(match word >> 20 & 3 {
+            KIND_LEB => Step::Leb,
+            KIND_BLOCK => Step::BlockLeb,
+            _ => Step::Str,
+        })?;
         self.skip((word >> 10 & 0x3ff) as usize)
     }
 
