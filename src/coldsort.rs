@@ -1,10 +1,11 @@
 //! Sorting off the hot path. Each use of the standard library's sorts with another item
 //! type or comparator is one more copy of the sort in the binary (4-8 KB each; 270 KB of
-//! sorts in all before this module and the paced sorts' fixes, 170 KB after). The short lists sorted once per run or per request (the
-//! profile's libraries and modules, a request's modules, cache entries, the dyld cache's
-//! images, the CI summary) share one copy here instead: positions are sorted through a
-//! `dyn` comparator, then the items are put in that order. Not for per-address work: a
-//! call through a pointer per comparison costs there.
+//! sorts in all before this module and the paced sorts' fixes, 170 KB after). The short
+//! lists sorted once per run or per request (the profile's libraries and modules, a
+//! request's modules, cache entries, the dyld cache's images, the CI summary) share one
+//! copy here instead: positions are sorted through a `dyn` comparator, then the items are
+//! put in that order. Not for per-address work: a call through a pointer per comparison
+//! costs there.
 
 use std::cmp::Ordering;
 
