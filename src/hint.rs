@@ -478,6 +478,7 @@ mod tests {
                 debug_map: None,
                 unsized_symbols: false,
                 warnings: Vec::new(),
+                symbol_names: Default::default(),
             }))
         };
         let named = FunctionTable::new(0, vec![(0x10, 4, "f".into())], vec![], vec![], &[]);

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::dwarf::{DwarfResolver, Found};
+use super::fasthash::Fast;
 use super::funcs::FunctionTable;
 use super::{LoadError, LoadErrorKind, Symbolized};
 
@@ -70,6 +71,19 @@ pub struct NativeModule {
     /// Companion files found but rejected (e.g. a `.gnu_debuglink` target whose CRC
     /// differs): reported in `module_errors` although the module itself was found.
     pub warnings: Vec<LoadError>,
+    /// The symbol table's demangled names by function entry, as DWARF lookups ask them.
+    pub symbol_names: SymbolNames,
+}
+
+/// [`NativeModule::symbol_at`]'s answers. A C++ function whose DWARF has no linkage name
+/// is named by its symbol, and a big request asks that for most of its addresses, a
+/// function's addresses each again: demangled per call, it was a fifth of the
+/// instructions of a cold 100 000-address request at libxul's size.
+#[derive(Default)]
+pub struct SymbolNames {
+    by_entry: std::cell::RefCell<std::collections::HashMap<u64, Option<super::Text>, Fast>>,
+    /// The texts' bytes, counted in the module's cost (the cache's bound).
+    bytes: std::cell::Cell<u64>,
 }
 
 /// The DWARF if it could be read. If not (sections past the module's decompression
@@ -105,6 +119,7 @@ impl NativeModule {
         self.dwarf.as_ref().map_or(0, |d| d.cost())
             + self.debug_map.as_ref().map_or(0, |m| m.cost())
             + self.symbols.cost()
+            + self.symbol_names.bytes.get()
     }
 
     pub fn comp_dir(&self, offset: u64) -> Option<String> {
@@ -118,9 +133,21 @@ impl NativeModule {
     /// The demangled name of the symbol starting at `entry` (for a function whose DWARF
     /// has no linkage name, or no name).
     fn symbol_at(&self, entry: u64) -> Option<super::Text> {
-        let (name, start, _, _) = self.symbols.find(entry)?;
-        let name = name?;
-        (start == entry).then(|| super::demangle(name).into())
+        let cache = &self.symbol_names;
+        if let Some(known) = cache.by_entry.borrow().get(&entry) {
+            return known.clone();
+        }
+        let name = self
+            .symbols
+            .find(entry)
+            .and_then(|(name, start, _, _)| Some((name?, start)))
+            .filter(|&(_, start)| start == entry)
+            .map(|(name, _)| super::Text::from(super::demangle(name)));
+        // The key and the map's slot besides the text.
+        let size = 32 + name.as_ref().map_or(0, |n| n.len() as u64);
+        cache.bytes.set(cache.bytes.get() + size);
+        cache.by_entry.borrow_mut().insert(entry, name.clone());
+        name
     }
 
     pub fn lookup(&self, offset: u64) -> Option<Symbolized> {

@@ -316,6 +316,7 @@ pub async fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeM
         unsized_symbols: false,
         debug_map: None,
         warnings,
+        symbol_names: Default::default(),
     })
 }
 

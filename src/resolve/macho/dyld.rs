@@ -220,6 +220,7 @@ impl DyldCache {
             unsized_symbols: true,
             debug_map: None,
             warnings: Vec::new(),
+            symbol_names: Default::default(),
         })
     }
 

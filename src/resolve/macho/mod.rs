@@ -184,5 +184,6 @@ pub fn load(
         unsized_symbols: true,
         debug_map,
         warnings,
+        symbol_names: Default::default(),
     })
 }

@@ -85,6 +85,7 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
         symbols,
         unsized_symbols: true,
         warnings: Vec::new(),
+        symbol_names: Default::default(),
     })))
 }
 
