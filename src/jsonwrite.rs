@@ -36,7 +36,6 @@ pub fn needs_escape(b: &[u8]) -> bool {
 
 /// Appends `v` in decimal. The hot path of big answers (frame indexes, lines): `write!`
 /// goes through the formatting machinery for each.
-#[inline]
 pub fn uint(out: &mut Vec<u8>, mut v: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
@@ -52,7 +51,6 @@ pub fn uint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Appends `v` as the JSON string `"0x…"` (lowercase hex, no leading zeros).
-#[inline]
 pub fn hex_string(out: &mut Vec<u8>, mut v: u64) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut buf = [0u8; 20];

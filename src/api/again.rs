@@ -83,7 +83,7 @@ pub(super) struct Again {
 
 fn hash(body: &[u8]) -> u64 {
     use std::hash::BuildHasher;
-    crate::resolve::fasthash::Fast.hash_one(body)
+    crate::resolve::fasthash::Fast::default().hash_one(body)
 }
 
 impl Again {

@@ -272,7 +272,6 @@ impl<'de> Reader<'de> for TopReader {
 
 impl JobFields {
     /// Reads the value of `key` if it is a field of a job.
-    #[inline]
     fn read<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error> {
         match key {
             "memoryMap" => self.memory_map = Some(map.next_value_seed(Read(MapReader))?),

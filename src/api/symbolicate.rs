@@ -121,7 +121,6 @@ enum ModuleAnswer {
 /// (`"function_offset"`, `"line"`), and `"inlines"`, which frames of one function mostly
 /// share. Returns where the second and the third part begin. (Keys are in no particular
 /// order in JSON; this one keeps the shared parts whole.)
-#[inline]
 pub(super) fn encode(s: &Symbolized, out: &mut Vec<u8>) -> (usize, usize) {
     out.extend_from_slice(b",\"function\":");
     string(out, &s.function);

@@ -7,11 +7,9 @@
 pub struct FastHasher(u64);
 
 impl std::hash::Hasher for FastHasher {
-    #[inline]
     fn finish(&self) -> u64 {
         self.0
     }
-    #[inline]
     fn write(&mut self, bytes: &[u8]) {
         // Eight bytes at a time: texts of a few hundred bytes are hashed too.
         let mut words = bytes.chunks_exact(8);
@@ -22,36 +20,15 @@ impl std::hash::Hasher for FastHasher {
             self.write_u64(u64::from(*b));
         }
     }
-    #[inline]
     fn write_u64(&mut self, n: u64) {
         self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
-    #[inline]
     fn write_usize(&mut self, n: usize) {
         self.write_u64(n as u64);
     }
-    #[inline]
     fn write_u32(&mut self, n: u32) {
         self.write_u64(u64::from(n));
     }
 }
 
-/// `BuildHasherDefault<FastHasher>` with `hash_one` marked inline: the standard library's
-/// provided method is not, and at this binary's inlining threshold (`.cargo/config.toml`)
-/// every map lookup paid a call for it.
-#[derive(Default, Clone, Copy)]
-pub struct Fast;
-
-impl std::hash::BuildHasher for Fast {
-    type Hasher = FastHasher;
-    #[inline]
-    fn build_hasher(&self) -> FastHasher {
-        FastHasher::default()
-    }
-    #[inline]
-    fn hash_one<T: std::hash::Hash>(&self, x: T) -> u64 {
-        let mut hasher = FastHasher::default();
-        std::hash::Hash::hash(&x, &mut hasher);
-        std::hash::Hasher::finish(&hasher)
-    }
-}
+pub type Fast = std::hash::BuildHasherDefault<FastHasher>;

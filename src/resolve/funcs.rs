@@ -352,7 +352,6 @@ impl FunctionTable {
     }
 
     /// The function holding `addr`: name (raw), start and size.
-    #[inline]
     pub fn find(&self, addr: u64) -> Option<(Option<&Text>, u64, u64, u64)> {
         let i = self.entries.partition_point(|e| e.start <= addr);
         let e = &self.entries[i.checked_sub(1)?];

@@ -309,7 +309,7 @@ impl LoadedModule {
             return Place::NOTHING;
         }
         use std::hash::BuildHasher;
-        let key = crate::resolve::fasthash::Fast.hash_one(text);
+        let key = crate::resolve::fasthash::Fast::default().hash_one(text);
         if let Some(&p) = self.shared.borrow().get(&key)
             && self.chunks.borrow()[p.chunk as usize]
                 .get(p.start as usize..p.start as usize + p.len as usize)
@@ -331,7 +331,6 @@ impl LoadedModule {
 
     /// Appends `text` to the chunks; `None` for a text past what a place can say (no
     /// real answer is near 4 GiB: the caps on names and inline depth see to that).
-    #[inline]
     fn keep(&self, text: &[u8]) -> Option<Place> {
         let len = u32::try_from(text.len()).ok()?;
         let mut chunks = self.chunks.borrow_mut();

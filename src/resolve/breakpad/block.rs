@@ -73,7 +73,6 @@ impl Fields<'_> {
 
     /// The next field read as [`hex`] reads it, in the same pass that finds its end: None
     /// after the last field, `Some(None)` for a field that is no number.
-    #[inline]
     pub(super) fn next_hex(&mut self) -> Option<Option<u64>> {
         let b = self.0?.as_bytes();
         let from = usize::from(b.first() == Some(&b'+'));
@@ -90,7 +89,6 @@ impl Fields<'_> {
     }
 
     /// Likewise for [`dec`].
-    #[inline]
     pub(super) fn next_dec(&mut self) -> Option<Option<u32>> {
         let b = self.0?.as_bytes();
         let from = usize::from(b.first() == Some(&b'+'));
@@ -109,7 +107,6 @@ impl Fields<'_> {
 }
 
 /// Whether one of `targets` (sorted) is in `[start, start + size)`.
-#[inline]
 pub(super) fn holds_one(targets: &[u64], start: u64, size: u64) -> bool {
     let i = targets.partition_point(|&t| t < start);
     targets

@@ -131,7 +131,6 @@ impl<I: ItemIndex> ItemStore<I> {
     }
 
     /// The run holding stream offset `at`, and where it ends; `None` past the stream.
-    #[inline]
     fn run(&self, at: u32) -> Option<(usize, u32)> {
         if at >= self.size {
             return None;

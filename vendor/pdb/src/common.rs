@@ -18,23 +18,6 @@ use scroll::{self, Endian, Pread, LE};
 
 use crate::tpi::constants;
 
-/// PATCH: scroll's `gread_with` for the fixed-size records read per line and per symbol, marked
-/// inline: scroll's generic body is not, and with a low inlining threshold (the binary's
-/// size, `.cargo/config.toml`) each field read was a call.
-#[inline]
-pub(crate) fn gread<'a, N>(this: &'a [u8], offset: &mut usize, ctx: Endian) -> scroll::Result<N>
-where
-    N: TryFromCtx<'a, Endian, [u8], Error = scroll::Error>,
-{
-    let start = *offset;
-    let Some(rest) = this.get(start..).filter(|r| !r.is_empty()) else {
-        return Err(scroll::Error::BadOffset(start));
-    };
-    let (value, size) = N::try_from_ctx(rest, ctx)?;
-    *offset += size;
-    Ok(value)
-}
-
 /// An error that occurred while reading or parsing the PDB.
 #[non_exhaustive]
 #[derive(Debug)]
@@ -772,18 +755,16 @@ impl<'b> ParseBuffer<'b> {
     }
 
     /// Parse an object that implements `Pread`.
-    #[inline]
     pub fn parse<T>(&mut self) -> Result<T>
     where
         T: TryFromCtx<'b, Endian, [u8]>,
         T::Error: From<scroll::Error>,
         Error: From<T::Error>,
     {
-        self.parse_with(LE)
+        Ok(self.0.gread_with(&mut self.1, LE)?)
     }
 
     /// Parse an object that implements `Pread` with the given context.
-    #[inline(always)]
     pub fn parse_with<T, C>(&mut self, ctx: C) -> Result<T>
     where
         T: TryFromCtx<'b, C, [u8]>,
@@ -791,15 +772,7 @@ impl<'b> ParseBuffer<'b> {
         Error: From<T::Error>,
         C: Copy,
     {
-        // PATCH: scroll's `gread_with`, written out: its generic body is not marked inline, and
-        // with a low inlining threshold every record read paid a call.
-        let start = self.1;
-        let Some(rest) = self.0.get(start..).filter(|r| !r.is_empty()) else {
-            return Err(T::Error::from(scroll::Error::BadOffset(start)).into());
-        };
-        let (value, size) = T::try_from_ctx(rest, ctx)?;
-        self.1 += size;
-        Ok(value)
+        Ok(self.0.gread_with(&mut self.1, ctx)?)
     }
 
     def_parse!(

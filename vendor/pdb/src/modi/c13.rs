@@ -2,7 +2,7 @@ use std::fmt;
 use std::mem;
 use std::slice;
 
-use scroll::{ctx::TryFromCtx, Endian};
+use scroll::{ctx::TryFromCtx, Endian, Pread};
 
 use crate::common::*;
 use crate::modi::{
@@ -61,8 +61,8 @@ impl<'t> TryFromCtx<'t, Endian> for DebugSubsectionHeader {
     fn try_from_ctx(this: &'t [u8], le: Endian) -> scroll::Result<(Self, usize)> {
         let mut offset = 0;
         let data = Self {
-            kind: crate::common::gread(this, &mut offset, le)?,
-            len: crate::common::gread(this, &mut offset, le)?,
+            kind: this.gread_with(&mut offset, le)?,
+            len: this.gread_with(&mut offset, le)?,
         };
         Ok((data, offset))
     }
@@ -129,7 +129,7 @@ impl<'t> TryFromCtx<'t, Endian> for DebugInlineeLinesHeader {
     fn try_from_ctx(this: &'t [u8], le: Endian) -> scroll::Result<(Self, usize)> {
         let mut offset = 0;
         let data = Self {
-            signature: crate::common::gread(this, &mut offset, le)?,
+            signature: this.gread_with(&mut offset, le)?,
         };
         Ok((data, offset))
     }
@@ -241,9 +241,9 @@ impl<'t> TryFromCtx<'t, Endian> for DebugLinesHeader {
     fn try_from_ctx(this: &'t [u8], le: Endian) -> scroll::Result<(Self, usize)> {
         let mut offset = 0;
         let data = Self {
-            offset: crate::common::gread(this, &mut offset, le)?,
-            flags: crate::common::gread(this, &mut offset, le)?,
-            code_size: crate::common::gread(this, &mut offset, le)?,
+            offset: this.gread_with(&mut offset, le)?,
+            flags: this.gread_with(&mut offset, le)?,
+            code_size: this.gread_with(&mut offset, le)?,
         };
         Ok((data, offset))
     }
@@ -308,8 +308,8 @@ impl<'t> TryFromCtx<'t, Endian> for LineNumberHeader {
     fn try_from_ctx(this: &'t [u8], le: Endian) -> scroll::Result<(Self, usize)> {
         let mut offset = 0;
         let data = Self {
-            offset: crate::common::gread(this, &mut offset, le)?,
-            flags: crate::common::gread(this, &mut offset, le)?,
+            offset: this.gread_with(&mut offset, le)?,
+            flags: this.gread_with(&mut offset, le)?,
         };
         Ok((data, offset))
     }
@@ -435,8 +435,8 @@ impl<'t> TryFromCtx<'t, Endian> for ColumnNumberEntry {
     fn try_from_ctx(this: &'t [u8], le: Endian) -> scroll::Result<(Self, usize)> {
         let mut offset = 0;
         let data = Self {
-            start_column: crate::common::gread(this, &mut offset, le)?,
-            end_column: crate::common::gread(this, &mut offset, le)?,
+            start_column: this.gread_with(&mut offset, le)?,
+            end_column: this.gread_with(&mut offset, le)?,
         };
         Ok((data, offset))
     }
@@ -482,9 +482,9 @@ impl<'t> TryFromCtx<'t, Endian> for DebugLinesBlockHeader {
     fn try_from_ctx(this: &'t [u8], le: Endian) -> scroll::Result<(Self, usize)> {
         let mut offset = 0;
         let data = Self {
-            file_index: crate::common::gread(this, &mut offset, le)?,
-            num_lines: crate::common::gread(this, &mut offset, le)?,
-            block_size: crate::common::gread(this, &mut offset, le)?,
+            file_index: this.gread_with(&mut offset, le)?,
+            num_lines: this.gread_with(&mut offset, le)?,
+            block_size: this.gread_with(&mut offset, le)?,
         };
         Ok((data, offset))
     }
@@ -611,9 +611,9 @@ impl<'t> TryFromCtx<'t, Endian> for FileChecksumHeader {
     fn try_from_ctx(this: &'t [u8], le: Endian) -> scroll::Result<(Self, usize)> {
         let mut offset = 0;
         let data = Self {
-            name_offset: crate::common::gread(this, &mut offset, le)?,
-            checksum_size: crate::common::gread(this, &mut offset, le)?,
-            checksum_kind: crate::common::gread(this, &mut offset, le)?,
+            name_offset: this.gread_with(&mut offset, le)?,
+            checksum_size: this.gread_with(&mut offset, le)?,
+            checksum_kind: this.gread_with(&mut offset, le)?,
         };
         Ok((data, offset))
     }
@@ -841,8 +841,8 @@ impl<'t> TryFromCtx<'t, Endian> for RawCrossScopeExport {
     fn try_from_ctx(this: &'t [u8], le: Endian) -> scroll::Result<(Self, usize)> {
         let mut offset = 0;
         let data = Self {
-            local: crate::common::gread(this, &mut offset, le)?,
-            global: crate::common::gread(this, &mut offset, le)?,
+            local: this.gread_with(&mut offset, le)?,
+            global: this.gread_with(&mut offset, le)?,
         };
         Ok((data, offset))
     }

@@ -130,7 +130,6 @@ impl<'t> BinaryAnnotationsIter<'t> {
     ///
     /// This implements `CVUncompressData`, which can decode numbers no larger than 0x1FFFFFFF. It
     /// seems that values compressed this way are only used for binary annotations at this point.
-    #[inline(always)]
     fn uncompress_next(&mut self) -> Result<u32> {
         let b1 = u32::from(self.buffer.parse::<u8>()?);
         if (b1 & 0x80) == 0x00 {

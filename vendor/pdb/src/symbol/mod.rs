@@ -48,11 +48,7 @@ impl<'t> Symbol<'t> {
     #[inline]
     pub fn raw_kind(&self) -> SymbolKind {
         debug_assert!(self.data.len() >= 2);
-        // PATCH: not through scroll's `pread_with` (an outlined call per symbol at this
-        // binary's inlining threshold).
-        self.data
-            .get(..2)
-            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+        self.data.pread_with(0, LE).unwrap_or_default()
     }
 
     /// Returns the raw bytes of this symbol record, including the symbol type and extra data, but
@@ -65,11 +61,7 @@ impl<'t> Symbol<'t> {
     /// Parse the symbol into the `SymbolData` it contains.
     #[inline]
     pub fn parse(&self) -> Result<SymbolData<'t>> {
-        // PATCH: scroll's `pread_with(0, ())`, written out (see `raw_kind`).
-        if self.data.is_empty() {
-            return Err(scroll::Error::BadOffset(0).into());
-        }
-        SymbolData::try_from_ctx(self.data, ()).map(|(data, _)| data)
+        self.raw_bytes().pread_with(0, ())
     }
 
     /// Returns whether this symbol starts a scope.
@@ -157,7 +149,6 @@ fn parse_optional_name<'t>(
     }
 }
 
-#[inline]
 fn parse_optional_index(buf: &mut ParseBuffer<'_>) -> Result<Option<SymbolIndex>> {
     Ok(match buf.parse()? {
         SymbolIndex(0) => None,
