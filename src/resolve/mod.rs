@@ -137,7 +137,7 @@ impl Module {
     /// (part of [`Self::cost`]): the store bounds their total over all cached modules.
     pub fn names_cost(&self) -> u64 {
         match self {
-            Module::Native(m) => m.symbols.cost(),
+            Module::Native(m) => m.symbols.cost() + m.symbol_names.cost(),
             _ => 0,
         }
     }

@@ -86,6 +86,13 @@ pub struct SymbolNames {
     bytes: std::cell::Cell<u64>,
 }
 
+impl SymbolNames {
+    /// Bytes held, for the module's cost and its names' total (the store's bounds).
+    pub fn cost(&self) -> u64 {
+        self.bytes.get()
+    }
+}
+
 /// The DWARF if it could be read. If not (sections past the module's decompression
 /// `budget`, corrupt compressed data or DWARF), a warning in `warnings` says why and the
 /// module answers from its symbol and unwind tables: a module is not lost for its debug
@@ -119,7 +126,7 @@ impl NativeModule {
         self.dwarf.as_ref().map_or(0, |d| d.cost())
             + self.debug_map.as_ref().map_or(0, |m| m.cost())
             + self.symbols.cost()
-            + self.symbol_names.bytes.get()
+            + self.symbol_names.cost()
     }
 
     pub fn comp_dir(&self, offset: u64) -> Option<String> {
