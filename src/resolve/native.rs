@@ -91,6 +91,23 @@ impl SymbolNames {
     pub fn cost(&self) -> u64 {
         self.bytes.get()
     }
+
+    /// The name at `entry`: `name()` the first time, kept for the next.
+    fn get_or_insert(
+        &self,
+        entry: u64,
+        name: impl FnOnce() -> Option<super::Text>,
+    ) -> Option<super::Text> {
+        if let Some(known) = self.by_entry.borrow().get(&entry) {
+            return known.clone();
+        }
+        let name = name();
+        // The key and the map's slot besides the text.
+        let size = 32 + name.as_ref().map_or(0, |n| n.len() as u64);
+        self.bytes.set(self.bytes.get() + size);
+        self.by_entry.borrow_mut().insert(entry, name.clone());
+        name
+    }
 }
 
 /// The DWARF if it could be read. If not (sections past the module's decompression
@@ -140,21 +157,11 @@ impl NativeModule {
     /// The demangled name of the symbol starting at `entry` (for a function whose DWARF
     /// has no linkage name, or no name).
     fn symbol_at(&self, entry: u64) -> Option<super::Text> {
-        let cache = &self.symbol_names;
-        if let Some(known) = cache.by_entry.borrow().get(&entry) {
-            return known.clone();
-        }
-        let name = self
-            .symbols
-            .find(entry)
-            .and_then(|(name, start, _, _)| Some((name?, start)))
-            .filter(|&(_, start)| start == entry)
-            .map(|(name, _)| super::Text::from(super::demangle(name)));
-        // The key and the map's slot besides the text.
-        let size = 32 + name.as_ref().map_or(0, |n| n.len() as u64);
-        cache.bytes.set(cache.bytes.get() + size);
-        cache.by_entry.borrow_mut().insert(entry, name.clone());
-        name
+        self.symbol_names.get_or_insert(entry, || {
+            let (name, start, _, _) = self.symbols.find(entry)?;
+            let name = name?;
+            (start == entry).then(|| super::demangle(name).into())
+        })
     }
 
     pub fn lookup(&self, offset: u64) -> Option<Symbolized> {
@@ -258,5 +265,32 @@ impl NativeModule {
             Some(rows) => rows.or_lines_of(symbol),
             None => symbol,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each entry's name is made once (the demangling it stands for was a fifth of a big
+    /// request), a missing one too, and what is kept counts in the module's bounds.
+    #[test]
+    fn a_symbol_name_is_made_once_per_entry_and_counted() {
+        let names = SymbolNames::default();
+        let made = std::cell::Cell::new(0);
+        let make = |text: Option<&str>| {
+            made.set(made.get() + 1);
+            text.map(super::super::Text::from)
+        };
+        for _ in 0..3 {
+            let got = names.get_or_insert(0x10, || make(Some("js::gc::Cell::isTenured()")));
+            assert_eq!(got.as_deref(), Some("js::gc::Cell::isTenured()"));
+            assert_eq!(names.get_or_insert(0x20, || make(None)), None);
+        }
+        assert_eq!(made.get(), 2);
+        let cost = names.cost();
+        assert!(cost >= "js::gc::Cell::isTenured()".len() as u64, "{cost}");
+        names.get_or_insert(0x10, || make(Some("other")));
+        assert_eq!(names.cost(), cost);
     }
 }
