@@ -177,6 +177,52 @@ fn data_pointers(
 /// A function before merging: start, end if known, and the primary of a part.
 type Candidate = (u64, Option<u64>, Option<(u64, u64)>);
 
+/// One symbol per address, by address: the sized symbol first, then the shorter name (a
+/// real symbol over an alias like `foo@@V1`), then the first in byte order, then the
+/// first given. Names are held once per module: one name is one pointer, compared
+/// without reading it.
+async fn one_per_start(syms: Vec<Sym>) -> Vec<Sym> {
+    let keys: Vec<u64> = syms.iter().map(|s| s.0).collect();
+    let order = pace::order_by_key(&keys).await;
+    let better = |a: &Sym, b: &Sym| {
+        b.1.cmp(&a.1)
+            .then(a.2.len().cmp(&b.2.len()))
+            .then_with(|| {
+                if Text::ptr_eq(&a.2, &b.2) {
+                    std::cmp::Ordering::Equal
+                } else {
+                    a.2.cmp(&b.2)
+                }
+            })
+            .is_lt()
+    };
+    let mut best = Vec::with_capacity(order.len());
+    for (n, run) in order
+        .chunk_by(|&a, &b| keys[a as usize] == keys[b as usize])
+        .enumerate()
+    {
+        if n % 16384 == 16383 {
+            pace::pause().await;
+        }
+        let mut pick = run[0] as usize;
+        for &i in &run[1..] {
+            if better(&syms[i as usize], &syms[pick]) {
+                pick = i as usize;
+            }
+        }
+        best.push(pick);
+    }
+    let mut slots: Vec<Option<Sym>> = syms.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(best.len());
+    for (n, &i) in best.iter().enumerate() {
+        if n % 16384 == 16383 {
+            pace::pause().await;
+        }
+        out.extend(slots[i].take());
+    }
+    out
+}
+
 #[derive(Debug, Clone)]
 struct Entry {
     start: u64,
@@ -221,24 +267,7 @@ impl FunctionTable {
         starts: Vec<u64>,
         code: &[(u64, u64)],
     ) -> FunctionTable {
-        let mut syms: Vec<Sym> = symbols.into_iter().filter(|s| !s.2.is_empty()).collect();
-        // One name per start: the sized symbol first, then the shorter name (a real
-        // symbol over an alias like `foo@@V1`). Names are held once per module: one
-        // name is one pointer, compared without reading it.
-        pace::sort_by(&mut syms, |a, b| {
-            a.0.cmp(&b.0)
-                .then(b.1.cmp(&a.1))
-                .then(a.2.len().cmp(&b.2.len()))
-                .then_with(|| {
-                    if Text::ptr_eq(&a.2, &b.2) {
-                        std::cmp::Ordering::Equal
-                    } else {
-                        a.2.cmp(&b.2)
-                    }
-                })
-        })
-        .await;
-        syms.dedup_by(|b, a| a.0 == b.0);
+        let syms = one_per_start(symbols.into_iter().filter(|s| !s.2.is_empty()).collect()).await;
         // The symbol at an address. Both callers below ask in nearly ascending order:
         // looked for just after the last answer first, over the addresses alone (a
         // binary search of every symbol per start was most of this function's time on a
@@ -403,6 +432,41 @@ pub fn demangle_msvc(name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A small xorshift generator: the same cases every run.
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    #[test]
+    fn one_per_start_keeps_what_a_stable_sort_then_dedup_keeps() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let names: Vec<Text> = ["f", "g", "f@@V1", "h", "ab", "b"].map(Text::from).into();
+        for n in [0usize, 1, 2, 50, 3000] {
+            let syms: Vec<Sym> = (0..n)
+                .map(|_| {
+                    let r = next(&mut state);
+                    (
+                        0x1000 + r % 64,
+                        (r >> 8) % 3 * 8,
+                        names[(r >> 16) as usize % names.len()].clone(),
+                    )
+                })
+                .collect();
+            let mut want = syms.clone();
+            want.sort_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then(b.1.cmp(&a.1))
+                    .then(a.2.len().cmp(&b.2.len()))
+                    .then(a.2.cmp(&b.2))
+            });
+            want.dedup_by(|b, a| a.0 == b.0);
+            assert_eq!(pace::finish(one_per_start(syms)), want, "{n}");
+        }
+    }
 
     fn at(t: &FunctionTable, addr: u64) -> Option<(String, u64, u64)> {
         t.lookup(addr).map(|s| {
