@@ -197,17 +197,14 @@ async fn one_per_start(syms: Vec<Sym>) -> Vec<Sym> {
             .is_lt()
     };
     let mut best = Vec::with_capacity(order.len());
-    for (n, run) in order
-        .chunk_by(|&a, &b| keys[a as usize] == keys[b as usize])
-        .enumerate()
-    {
+    for (n, run) in order.chunk_by(|&a, &b| keys[a] == keys[b]).enumerate() {
         if n % 16384 == 16383 {
             pace::pause().await;
         }
-        let mut pick = run[0] as usize;
+        let mut pick = run[0];
         for &i in &run[1..] {
-            if better(&syms[i as usize], &syms[pick]) {
-                pick = i as usize;
+            if better(&syms[i], &syms[pick]) {
+                pick = i;
             }
         }
         best.push(pick);
