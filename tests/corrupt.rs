@@ -199,6 +199,61 @@ fn special_files_named_as_debug_files_are_refused_at_once() {
     server.assert_alive();
 }
 
+/// Pseudo-files say they are regular but read as something else: `/proc/self/pagemap` has
+/// size 0 and reads as 8 bytes per page of the reader's address space. Named as debug
+/// files (also through a symlink), they are refused before any read.
+#[cfg(target_os = "linux")]
+#[test]
+fn pseudo_files_named_as_debug_files_are_refused_before_any_read() {
+    let dir = scratch("corrupt-pseudo-files");
+    let link = dir.join("linked.so");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("/proc/self/pagemap", &link).unwrap();
+    let id = "0123456789ABCDEF0123456789ABCDEF0";
+    let named = [
+        ("pagemap.so", "/proc/self/pagemap".to_string()),
+        ("maps.so", "/proc/self/maps".to_string()),
+        ("linked.so", link.display().to_string()),
+    ];
+    let libs: Vec<Value> = named
+        .iter()
+        .map(|(n, p)| {
+            json!({"name": n, "debugName": n, "path": p, "debugPath": p,
+                   "breakpadId": id, "start": 0, "end": 4096, "offset": 0})
+        })
+        .collect();
+    let profile = dir.join("profile.json");
+    std::fs::write(
+        &profile,
+        json!({"meta": {"version": 24}, "libs": libs, "threads": []}).to_string(),
+    )
+    .unwrap();
+    let server = Server::start(&[profile.to_str().unwrap()]);
+    let map: Vec<Value> = named.iter().map(|(n, _)| json!([n, id])).collect();
+    let r = server.post_json(
+        "/symbolicate/v5",
+        &json!({"memoryMap": map, "stacks": [[[0, 16], [1, 16], [2, 16]]]}),
+    );
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    for (name, _) in &named {
+        let errors = v["results"][0]["module_errors"][format!("{name}/{id}")].to_string();
+        assert!(
+            errors.contains("pseudo-file of the proc filesystem"),
+            "{name}: {errors}"
+        );
+    }
+    // Nothing of the pagemap was read: the server's peak stays that of a small request.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(peak_kb < 512 * 1024, "peak {peak_kb} kB");
+    server.assert_alive();
+}
+
 #[test]
 fn a_zip_bomb_is_refused() {
     let dir = scratch("corrupt-zip-bomb");
@@ -362,4 +417,69 @@ fn profile_paths_that_are_no_regular_files_are_never_opened() {
     // this does not block).
     let _r = std::fs::File::open(&fifo);
     writer.join().unwrap();
+}
+
+/// The example's library offsets, from its profile's frame addresses.
+fn example_offsets(p: &Value) -> Vec<u64> {
+    let lib = &p["libs"][0];
+    let (start, end) = (lib["start"].as_u64().unwrap(), lib["end"].as_u64().unwrap());
+    p["threads"][0]["stringTable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| u64::from_str_radix(s.as_str()?.strip_prefix("0x")?, 16).ok())
+        .filter(|a| (start..end).contains(a))
+        .map(|a| a - start)
+        .collect()
+}
+
+/// A debug file another user can write (a bundle in `/tmp`, a shared symbol folder) is
+/// truncated between two requests: reading a truncated mapping's pages raises SIGBUS,
+/// which would end the server. Such a file is read, not mapped, and a file whose stamp
+/// changed is read again.
+#[cfg(unix)]
+#[test]
+fn a_debug_file_truncated_under_the_server_leaves_it_answering() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("corrupt-truncated-under");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example");
+    let binary = dir.join("example");
+    let _ = std::fs::remove_file(&binary);
+    std::fs::copy(example.join("example"), &binary).unwrap();
+    std::fs::copy(example.join("profile.json"), dir.join("profile.json")).unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let original = std::fs::read(&binary).unwrap();
+    let p: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("profile.json")).unwrap()).unwrap();
+    let (name, id) = (
+        p["libs"][0]["debugName"].as_str().unwrap(),
+        p["libs"][0]["breakpadId"].as_str().unwrap(),
+    );
+    let offsets = example_offsets(&p);
+    assert!(offsets.len() >= 4);
+    let server = Server::start(&[dir.join("profile.json").to_str().unwrap()]);
+    let ask = |offsets: &[u64]| {
+        let r = server.post_json(
+            "/symbolicate/v5",
+            &json!({"jobs": [job(name, id, offsets)]}),
+        );
+        assert_eq!(r.status, 200);
+        frames_of(&r.json()["results"][0])
+    };
+    let named = ask(&offsets[..1]);
+    assert!(named[0]["function"].is_string(), "{}", named[0]);
+    // Another process truncates the file: the rest of its pages are gone.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&binary)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    ask(&offsets[1..]);
+    server.assert_alive();
+    // Written back whole: read again, named again.
+    std::fs::write(&binary, &original).unwrap();
+    let again = ask(&offsets[1..]);
+    assert!(again.iter().all(|f| f["function"].is_string()), "{again:?}");
+    server.assert_alive();
 }

@@ -58,6 +58,14 @@ impl IdleWork {
         self.modules.is_empty() && self.waiting.is_empty()
     }
 
+    /// Whether a slice could do anything now: a module left to resolve, or one whose
+    /// download may have ended (`finished` moved since it was set aside). Modules that only
+    /// wait on running downloads leave the loop asleep: it would otherwise poll for them
+    /// without pause, a whole core for as long as a stalled download's deadline.
+    fn can_progress(&self, finished: u64) -> bool {
+        !self.modules.is_empty() || (!self.waiting.is_empty() && finished != self.waited_at)
+    }
+
     /// A request asked for this module: its work is the request's now.
     pub(super) fn take_over(&mut self, debug_name: &str, id: &crate::debugid::DebugId) {
         let is = |m: &WantedModule| m.lib.debug_name == debug_name && m.lib.breakpad_id == *id;
@@ -75,7 +83,8 @@ impl Api {
     /// none before they have come).
     pub fn has_idle_work(&mut self) -> bool {
         self.receive_libs(false);
-        self.idle.as_ref().is_some_and(|w| !w.is_empty())
+        let finished = self.store.downloads_finished();
+        self.idle.as_ref().is_some_and(|w| w.can_progress(finished))
     }
 
     /// Does idle work for about `budget` (one module load may take longer), then returns.
@@ -84,7 +93,7 @@ impl Api {
         let Some(mut work) = self.idle.take() else {
             return;
         };
-        let finished = self.store.remote_mut().map_or(0, |r| r.finished);
+        let finished = self.store.downloads_finished();
         if !work.waiting.is_empty() && finished != work.waited_at {
             let back = std::mem::take(&mut work.waiting);
             work.modules.extend(back);

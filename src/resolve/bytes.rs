@@ -33,19 +33,32 @@ impl FileBytes {
     /// Maps `path` (reads it when mapping fails, or for an empty file).
     pub fn open(path: &Path) -> std::io::Result<FileBytes> {
         let file = crate::fs::open_regular(path)?;
-        if file.metadata()?.len() > 0 {
-            // SAFETY: a private read-only mapping of a regular file we opened. If another
-            // process truncates the file meanwhile, reading the lost pages faults: the same
-            // risk every mmap-based symbolizer takes (on Windows the mapping keeps the file
-            // from being truncated).
+        let meta = file.metadata()?;
+        if meta.len() > 0 && crate::fs::safe_to_map(&meta) {
+            // SAFETY: a private read-only mapping of a regular file we opened, which only
+            // this user or root can change (`safe_to_map`): the user's own tools, not
+            // another user, could truncate it under the mapping (on Windows the mapping
+            // keeps the file from being truncated).
             if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
                 return Ok(FileBytes {
                     inner: Inner::Mapped(map),
                 });
             }
         }
+        // Read from the descriptor already checked, never past the size it had then.
+        if meta.len() > MAX_OWNED_FILE {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "{} bytes, over the limit of {MAX_OWNED_FILE} for a file read into memory",
+                    meta.len()
+                ),
+            ));
+        }
+        let mut out = Vec::with_capacity(meta.len() as usize);
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, meta.len()), &mut out)?;
         Ok(FileBytes {
-            inner: Inner::Owned(crate::fs::read_regular(path, MAX_OWNED_FILE)?),
+            inner: Inner::Owned(out),
         })
     }
 }

@@ -43,11 +43,25 @@ type SidecarModules = std::collections::HashMap<(String, DebugId), Rc<SidecarMod
 /// Modules remembered as making a parser panic (beyond that, they are tried again).
 const MAX_POISONED: usize = 4096;
 
+/// A local file a module was read from, and its stamp then.
+type Source = (PathBuf, crate::fs::FileStamp);
+
 struct CacheEntry {
     debug_name: String,
     breakpad_id: DebugId,
     module: Rc<LoadedModule>,
     last_used: u64,
+    /// The local file the module was read from and its stamp then: a file changed since
+    /// (rebuilt, truncated, replaced) drops the module, which is read again.
+    source: Option<Source>,
+}
+
+impl CacheEntry {
+    fn is_stale(&self) -> bool {
+        self.source
+            .as_ref()
+            .is_some_and(|(path, stamp)| crate::fs::FileStamp::of(path).as_ref() != Some(stamp))
+    }
 }
 
 /// A dyld shared cache, mapped and indexed on first use and kept from then on (its
@@ -388,6 +402,15 @@ impl SymbolStore {
     pub fn module(&mut self, debug_name: &str, id: &DebugId, lib: Option<&Lib>) -> ModuleState {
         self.clock += 1;
         let clock = self.clock;
+        if let Some(i) = self
+            .cache
+            .iter()
+            .position(|e| e.debug_name == debug_name && e.breakpad_id == *id)
+            && self.cache[i].is_stale()
+        {
+            self.log(|| format!("{debug_name}/{id}: its file changed since it was read"));
+            self.cache.swap_remove(i);
+        }
         if let Some(e) = self
             .cache
             .iter_mut()
@@ -436,10 +459,17 @@ impl SymbolStore {
         // A local file without debug info (stripped; a PE without its PDB) is only the
         // fallback: a later candidate (an unstripped copy in --symbol-dir), the sidecar
         // and the remote sources that fit the module may name more.
-        let mut fallback: Option<(Module, bool)> = None;
+        let mut fallback: Option<(Module, bool, Option<Source>)> = None;
         let mut pending = false;
         for step in steps {
             let mut from_profile = false;
+            // Stamped before it is read: a change while it is read shows as one later.
+            let mut source = match &step {
+                Step::Local(Candidate::File(path)) => {
+                    crate::fs::FileStamp::of(path).map(|s| (path.clone(), s))
+                }
+                _ => None,
+            };
             let (module, origin) = match step {
                 Step::Local(c) => match self.try_candidate(&c, id) {
                     Ok(module) if module.lacks_debug_info() => {
@@ -447,7 +477,7 @@ impl SymbolStore {
                             format!("  {}: no debug info; kept as the fallback", self.shown(&c))
                         });
                         let beside = self.beside_profile(&c, debug_name, lib);
-                        fallback.get_or_insert((module, beside));
+                        fallback.get_or_insert((module, beside, source.take()));
                         continue;
                     }
                     Ok(module) => {
@@ -485,15 +515,16 @@ impl SymbolStore {
                     RemoteFound::Absent => continue,
                 },
                 Step::Fallback => match fallback.take() {
-                    Some((module, beside)) => {
+                    Some((module, beside, stamp)) => {
                         from_profile = beside;
+                        source = stamp;
                         (module, None)
                     }
                     None => continue,
                 },
             };
             let module = Rc::new(LoadedModule::new(module, origin, from_profile));
-            self.insert(debug_name, id, module.clone());
+            self.insert(debug_name, id, module.clone(), source);
             return ModuleState::Ready(module);
         }
         if pending {
@@ -540,6 +571,12 @@ impl SymbolStore {
         self.remote.as_mut()
     }
 
+    /// How many downloads have ended so far (0 without remote sources): work that waits
+    /// on a download can move only when this changes.
+    pub fn downloads_finished(&self) -> u64 {
+        self.remote.as_ref().map_or(0, |r| r.finished)
+    }
+
     /// Step 7 of the search order: the remote sources' cached files, each opened and
     /// checked as a local candidate is; the module and the server it came from.
     fn ask_remote(
@@ -572,7 +609,13 @@ impl SymbolStore {
         }
     }
 
-    fn insert(&mut self, debug_name: &str, breakpad_id: &DebugId, module: Rc<LoadedModule>) {
+    fn insert(
+        &mut self,
+        debug_name: &str,
+        breakpad_id: &DebugId,
+        module: Rc<LoadedModule>,
+        source: Option<Source>,
+    ) {
         let cost = module.cost();
         // Answers remembered since a module was cached count too (they grow after insert).
         // Measured now, not at insert: remembered answers and objects a debug map parsed
@@ -603,6 +646,7 @@ impl SymbolStore {
             breakpad_id: breakpad_id.clone(),
             module,
             last_used: self.clock,
+            source,
         });
     }
 }

@@ -562,3 +562,58 @@ pub(crate) fn a_location_holding_a_status_line_does_not_make_the_redirect_body_t
         assert!(partial_files(&xdg).is_empty());
     }
 }
+
+/// CPU time (user + system) the process `pid` has used so far, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces), from the third on.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+pub(crate) fn a_stalled_download_with_idle_work_pending_leaves_the_loop_asleep() {
+    if !have_curl() {
+        return;
+    }
+    let dir = scratch("remote-idle-stall");
+    let stall = Fake::start(|_: &str| Reply::Stall);
+    // The example's profile, its library nowhere on disk: the idle-time work asks the
+    // symbol server for it, which never answers.
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example/profile.json");
+    let mut profile: Value = serde_json::from_slice(&std::fs::read(example).unwrap()).unwrap();
+    for key in ["name", "debugName", "path", "debugPath"] {
+        profile["libs"][0][key] = json!("absent.so");
+    }
+    let path = dir.join("profile.json");
+    std::fs::write(&path, serde_json::to_vec(&profile).unwrap()).unwrap();
+    let env = [("XDG_CACHE_HOME", dir.join("cache").display().to_string())];
+    let server = start(
+        &[
+            path.display().to_string(),
+            "--breakpad-symbol-server".into(),
+            stall.url(),
+        ],
+        &env,
+    );
+    // With --no-open, idle work starts after the first request.
+    assert_eq!(server.get("/").status, 200);
+    while stall.requests().is_empty() {
+        std::thread::yield_now();
+    }
+    // A window of wall time in which nothing can progress (the download's deadline is
+    // minutes away): a loop that polls instead of sleeping uses all of it.
+    let before = cpu_ticks(server.pid());
+    let window = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let used = cpu_ticks(server.pid()) - before;
+    // SAFETY: sysconf only reads a system constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let seconds = used as f64 / hz as f64;
+    let wall = window.elapsed().as_secs_f64();
+    eprintln!("{seconds:.2} s of CPU in {wall:.2} s while the download stalls");
+    assert!(seconds < wall * 0.2, "{seconds} s of CPU in {wall} s");
+    server.assert_alive();
+}
