@@ -244,13 +244,8 @@ fn pseudo_files_named_as_debug_files_are_refused_before_any_read() {
         );
     }
     // Nothing of the pagemap was read: the server's peak stays that of a small request.
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
-    let peak_kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    assert!(peak_kb < 512 * 1024, "peak {peak_kb} kB");
+    let peak = peak_kb(server.pid());
+    assert!(peak < 512 * 1024, "peak {peak} kB");
     server.assert_alive();
 }
 
@@ -481,5 +476,44 @@ fn a_debug_file_truncated_under_the_server_leaves_it_answering() {
     std::fs::write(&binary, &original).unwrap();
     let again = ask(&offsets[1..]);
     assert!(again.iter().all(|f| f["function"].is_string()), "{again:?}");
+    server.assert_alive();
+}
+
+/// The peak resident size of process `pid` so far, in kB (`VmHWM`).
+#[cfg(target_os = "linux")]
+fn peak_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// A PDB of 4 MB whose type stream lists one page a million times (4 GiB declared, made
+/// by `scripts/make-pdb-bombs` from the corpus's geomcpp.pdb): refused by its page list,
+/// not walked for gigabytes.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_pdb_stream_listing_one_page_again_and_again_is_refused() {
+    use std::io::Read;
+    let dir = scratch("corrupt-pdb-repeated-page");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/pdb-bombs/geomcpp-tpi-4gib.pdb.gz");
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(fixture).unwrap())
+        .read_to_end(&mut bytes)
+        .unwrap();
+    std::fs::write(dir.join("geomcpp.pdb"), &bytes).unwrap();
+    let server = Server::start(&["--symbol-dir", dir.to_str().unwrap()]);
+    let id = "484A709EE9F7472C4C4C44205044422E1";
+    let r = server.post_json(
+        "/symbolicate/v5",
+        &json!({"jobs": [job("geomcpp.pdb", id, &[0x1000, 0x1068, 0x1388])]}),
+    );
+    assert_eq!(r.status, 200);
+    let errors = r.json()["results"][0]["module_errors"][format!("geomcpp.pdb/{id}")].to_string();
+    assert!(errors.contains("twice in one stream"), "{errors}");
+    assert!(peak_kb(server.pid()) < 512 * 1024);
     server.assert_alive();
 }

@@ -207,8 +207,9 @@ impl<I: ItemIndex> ItemStore<I> {
             copies: Vec::new(),
         };
         let mut at = self.header_size;
-        // Items are numbered in u32 from `minimum`.
-        let most = (u32::MAX - self.minimum) as usize;
+        // Items are numbered in u32 from `minimum`, and there are no more than the header
+        // declares: records past them are never looked up, so never indexed.
+        let most = ((u32::MAX - self.minimum) as usize).min(count);
         while at < self.size && index.at.len() <= most {
             if index.at.len() % 8192 == 8191 {
                 crate::resolve::pace::pause().await;

@@ -33,6 +33,11 @@ pub enum Error {
     /// This likely indicates file corruption.
     PageReferenceOutOfRange(u32),
 
+    // PATCH (profiler-symbol-server): a page list naming one page twice.
+    /// MSF listed the same page twice in one stream: the stream would be longer than the
+    /// file's pages can hold.
+    PageListedTwice(u32),
+
     /// The requested stream is not stored in this file.
     StreamNotFound(u32),
 
@@ -124,6 +129,9 @@ impl fmt::Display for Error {
         match self {
             Self::PageReferenceOutOfRange(p) => {
                 write!(f, "MSF referred to page number ({}) out of range", p)
+            }
+            Self::PageListedTwice(p) => {
+                write!(f, "MSF listed page number {} twice in one stream", p)
             }
             Self::InvalidPageSize(n) => write!(
                 f,

@@ -29,6 +29,17 @@ impl Header {
         (bytes + (self.page_size - 1)) / self.page_size
     }
 
+    // PATCH (profiler-symbol-server): every page of a list at most once. A stream whose list
+    // names one page a million times declares gigabytes in a file of a few MB; each page
+    // listed once bounds a stream (and what is gathered or indexed from it) by the file.
+    fn check_distinct(pages: &mut [u32]) -> Result<()> {
+        pages.sort_unstable();
+        match pages.windows(2).find(|w| w[0] == w[1]) {
+            Some(w) => Err(Error::PageListedTwice(w[0])),
+            None => Ok(()),
+        }
+    }
+
     fn validate_page_number(&self, page_number: u32) -> Result<PageNumber> {
         if page_number == 0 || page_number > self.maximum_valid_page_number {
             Err(Error::PageReferenceOutOfRange(page_number))
@@ -152,10 +163,13 @@ mod big {
             // read the list of stream table page list pages, which immediately follow the header
             // yes, this is a stupid level of indirection
             let mut stream_table_page_list_page_list = PageList::new(header_object.page_size);
+            let mut seen = Vec::new();
             for _ in 0..size_of_stream_table_page_list_in_pages {
                 let n = buf.parse_u32()?;
                 stream_table_page_list_page_list.push(header_object.validate_page_number(n)?);
+                seen.push(n);
             }
+            Header::check_distinct(&mut seen)?;
 
             // truncate the stream table location location to the correct size
             stream_table_page_list_page_list.truncate(size_of_stream_table_in_pages * 4);
@@ -187,10 +201,16 @@ mod big {
                 // build a PageList
                 let mut page_list = PageList::new(self.header.page_size);
                 let mut buf = ParseBuffer::from(location_location.as_slice());
-                while !buf.is_empty() {
+                let wanted = self.header.pages_needed_to_store(size_in_bytes);
+                let mut seen = Vec::new();
+                // PATCH (profiler-symbol-server): only the pages the directory fills are
+                // its own (the rest of the last page is unused, and may repeat a page).
+                while !buf.is_empty() && seen.len() < wanted {
                     let n = buf.parse_u32()?;
                     page_list.push(self.header.validate_page_number(n)?);
+                    seen.push(n);
                 }
+                Header::check_distinct(&mut seen)?;
 
                 page_list.truncate(size_in_bytes);
 
@@ -298,10 +318,13 @@ mod big {
                 // we're now at the list of pages for our stream
                 // accumulate them into a PageList
                 let mut list = PageList::new(header.page_size);
+                let mut seen = Vec::new();
                 for _ in 0..pages_in_stream {
                     let page_number = stream_table.parse_u32()?;
                     list.push(self.header.validate_page_number(page_number)?);
+                    seen.push(page_number);
                 }
+                Header::check_distinct(&mut seen)?;
 
                 // truncate to the size of the stream
                 list.truncate(bytes_in_stream as usize);
