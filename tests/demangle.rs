@@ -95,8 +95,8 @@ fn llvm_misreads() -> BTreeSet<String> {
 }
 
 /// One name of each kind the patches of `vendor/cpp_demangle` cover, checked without any
-/// tool against what `llvm-cxxfilt-19` prints for them (spelled `> >`). Through the DWARF path's language
-/// dispatch too, which demangles C++ linkage names with the same crate.
+/// tool against what `llvm-cxxfilt-19` prints for them (spelled `> >`). Through the DWARF
+/// path's language dispatch too, which demangles C++ linkage names with the same crate.
 #[test]
 fn known_names_as_llvm_writes_them() {
     let cases = [
