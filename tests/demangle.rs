@@ -31,6 +31,7 @@ const LIBS: &[(&str, bool)] = &[
 fn names_of(lib: &Path, out: &mut BTreeSet<String>) {
     for args in [&["-D"][..], &[][..]] {
         let Ok(o) = Command::new("nm").args(args).arg(lib).output() else {
+            skip(&format!("cannot run nm on {}", lib.display()), true);
             return;
         };
         for line in String::from_utf8_lossy(&o.stdout).lines() {
