@@ -235,8 +235,8 @@ const CXX20_NOT_YET: &[&str] = &[
 
 /// The defined names of a C++20 program (`fixtures/demangle/cxx20-names.cpp`: ranges,
 /// concepts, requires-clauses, variant, optional, map; compiled `-std=c++20 -O0` by
-/// clang 19 and gcc 12): every name `llvm-cxxfilt-19` demangles is demangled here too (a
-/// requires-clause used to leave an inline frame's whole name mangled). The spelling
+/// clang 19 and gcc 12): every name `llvm-cxxfilt-19` demangles is demangled here too (an
+/// unread requires-clause would leave an inline frame's whole name mangled). The spelling
 /// differences with LLVM are those of the libraries above (literals, `> >`) and LLVM's
 /// misreads of a template parameter inside a requires-clause (`T&&` for the argument).
 #[test]
