@@ -1,6 +1,5 @@
 //! Command line: turns `argv` into an [`Invocation`]: the [`Command`] (its mode's own
 //! options, e.g. [`ServerOptions`]) and the [`SymbolOptions`] every mode shares.
-//! (Over 600 lines with its tests; the code is about 520.)
 
 pub use crate::store::options::{SymbolOptions, SymbolPath};
 use std::ffi::OsString;

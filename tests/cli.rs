@@ -253,7 +253,7 @@ fn missing_symbol_folders_and_zips_are_named_at_start() {
     }
 }
 
-/// Issue 24 item 8: a lib path from a profile reaches the advice on stderr shell-quoted
+/// A lib path from a profile reaches the advice on stderr shell-quoted
 /// inside the suggested commands, and no control byte (an ESC sequence) reaches the
 /// terminal, in the advice or anywhere else.
 #[test]

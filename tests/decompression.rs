@@ -138,8 +138,8 @@ fn make_bomb(input: &Path, out: &Path, args: &[&str]) -> bool {
 
 const GIB: u64 = 1 << 30;
 
-/// The case: an ELF of 6 MB with the right build ID whose `.debug_info` and
-/// `.debug_abbrev` inflate to 3 GiB of zeros each (42 s and 9.2 GB before; here run
+/// A decompression bomb: an ELF of 6 MB with the right build ID whose `.debug_info` and
+/// `.debug_abbrev` inflate to 3 GiB of zeros each (unbounded, 42 s and 9.2 GB; here run
 /// under a 1 GiB address-space limit). It is answered within 20 s from its symbol
 /// table, and `module_errors` names the section and the limit.
 #[test]

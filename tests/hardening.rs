@@ -64,8 +64,8 @@ fn expect_continue_without_a_body_does_not_wedge() {
     let t = Instant::now();
     server.assert_alive();
     assert!(t.elapsed() < Duration::from_secs(5));
-    // At the request deadline it is answered 408 and closed (its thread once waited
-    // forever here for the writer that had sent the 100 Continue).
+    // At the request deadline it is answered 408 and closed (without the deadline its
+    // thread would wait forever here for the writer that sent the 100 Continue).
     assert_eq!(status_of(&mut right), 408);
 }
 
@@ -254,8 +254,8 @@ fn a_wrong_token_is_refused_from_the_head_with_its_body_unread() {
         "/".to_string(),
     ];
     for path in &wrong {
-        // The body is never sent: the answer must come from the head alone (it used to
-        // wait for 60 MB, then give 408 at the deadline). No `100 Continue` either.
+        // The body is never sent: the answer must come from the head alone (not after
+        // waiting for 60 MB, as a 408 at the deadline). No `100 Continue` either.
         let mut s = connect(&server);
         announce(&server, &mut s, path, 60 << 20, "Expect: 100-continue\r\n");
         let t = Instant::now();

@@ -1,4 +1,4 @@
-//! Local builds as each toolchain leaves them (issue 15): abstract linkage names and
+//! Local builds as each toolchain leaves them: abstract linkage names and
 //! simple template names (Firefox's clang flags), dwz supplementary files, a `.dwp`
 //! merged into the debuglink target. Inputs and llvm-symbolizer's answers are committed
 //! under fixtures/local-builds (scripts/make-local-build-fixtures); every instruction of

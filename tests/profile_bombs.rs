@@ -1,4 +1,4 @@
-//! Hostile profiles (issue 24 item 5): a small gzipped file whose `libs` value is a
+//! Hostile profiles: a small gzipped file whose `libs` value is a
 //! 500 MB string, and a profile with 100 000 distinct libs. The server must answer within
 //! 10 s and stay under 512 MiB, and say which file and limit stopped it.
 #![cfg(target_os = "linux")]

@@ -2,7 +2,7 @@
 //! on abstract subprograms only (`-mllvm -dwarf-linkage-names=Abstract`): an out-of-line
 //! function's DIE has only its bare name, and the skeleton unit has no `DW_AT_language`.
 //! Its name must be the qualified one llvm-symbolizer gives (from the symbol table), as
-//! in a non-split build; it was the bare `DW_AT_name` (`run`, not `ns::Worker::run(int)`).
+//! in a non-split build, not the bare `DW_AT_name` (`run`, not `ns::Worker::run(int)`).
 
 mod common;
 

@@ -5,7 +5,6 @@
 //! `Pending` and the caller polls (the server loop, `query`), or waits for many at once
 //! ([`crate::store::SymbolStore::fetch_all`]). The caches and what may be
 //! removed from them: `cache.rs`.
-//! (Over 600 lines with its tests; the code is about 560.)
 
 pub mod cache;
 pub mod curl;

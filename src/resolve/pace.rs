@@ -113,7 +113,7 @@ pub async fn sort_unstable<T: Ord + Copy>(v: &mut [T]) {
 /// a stable sort by key gives. A radix sort, one pass per byte in which the keys differ
 /// (four for the addresses of a libxul-sized library), a pause after each: the 257 000
 /// symbols of `libmozjs-scale.so` took 11 ms in a comparison sort of the symbols, about
-/// 4 ms this way (MEASUREMENTS, seventh session).
+/// 4 ms this way (MEASUREMENTS, "Figures behind code choices").
 pub async fn order_by_key(keys: &[u64]) -> Vec<usize> {
     let mut order: Vec<(u64, usize)> = keys.iter().copied().zip(0..).collect();
     let (any, all) = keys.iter().fold((0u64, !0u64), |(o, a), &k| (o | k, a & k));

@@ -103,7 +103,6 @@ pub struct SymbolStore {
     preparing: Option<prepare::Preparing>,
 }
 
-/// A name that is safe to join to a folder: no separators, no parent references.
 impl SymbolStore {
     /// Whether `-v` was given (every candidate and the full advice on stderr).
     pub fn verbose(&self) -> bool {

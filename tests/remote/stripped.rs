@@ -388,7 +388,7 @@ pub(crate) fn names_that_mean_more_than_a_file_on_windows_are_refused() {
     assert!(found.is_empty(), "{found:?}");
 }
 
-/// Issue 27 item 3: the file names in a downloaded debug file are the server's choice, so
+/// The file names in a downloaded debug file are the server's choice, so
 /// `/source/v1` must not open them (here a local file holding a secret); the same file
 /// found locally is still served.
 #[test]

@@ -1,8 +1,8 @@
 //! PDB resolver: an index of the PDB's procedures read up front (their addresses only),
 //! and each procedure's name, line rows and inline sites read from its module the first
 //! time an address falls in it; public symbols as fallback.
-//! (Over 800 lines: the index, a procedure's frames and the inlinee line programs share
-//! the module's stream readers; split, each part would re-export them to the others.)
+//! One file: the index, a procedure's frames and the inlinee line programs share the
+//! module's stream readers; split, each part would re-export them to the others.
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;

@@ -8,7 +8,6 @@
 //! `, ` between arguments, class names without `class`/`struct`. Unlike it, nothing here
 //! panics on an unknown primitive, and nesting and output length are bounded (a hostile
 //! PDB can make a type refer to itself), and so is the memo of written types.
-//! (Over 700 lines with its tests, a crafted type stream among them; the code is 700.)
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -732,7 +731,7 @@ mod tests {
         r
     }
 
-    /// A crafted type stream (issue 43): one class with a 2 000-byte name, 30 levels of
+    /// A crafted type stream: one class with a 2 000-byte name, 30 levels of
     /// pointers to it, and 300 functions each taking a different mix of them: every
     /// (type, depth) text is kilobytes long. With the memo's bound at 16 KB the text it
     /// holds stays under it, and every name is the one an unbounded memo gives.
