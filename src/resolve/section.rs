@@ -231,8 +231,9 @@ enum Codec {
 
 /// Decompresses a stream whose header says it holds `claimed` bytes. A claim over what
 /// the budget has left is refused before any work (true or not, the section cannot be
-/// used); otherwise at most `claimed` bytes are read, into a buffer that grows as they
-/// come (a lying header reserves nothing).
+/// used); otherwise at most `claimed` bytes are written, straight into a buffer of that
+/// capacity: no growing and copying. A lying header costs address space, not memory (the
+/// pages never written are never touched), and the budget bounds the claim.
 async fn inflate(
     name: &str,
     codec: Codec,
@@ -253,14 +254,10 @@ async fn inflate(
     let size =
         usize::try_from(claimed).map_err(|_| DebugDataError::TooLarge { section: section() })?;
     let mut out = Vec::new();
+    out.try_reserve_exact(size)
+        .map_err(|_| DebugDataError::TooLarge { section: section() })?;
     let read = match codec {
-        Codec::Zlib => {
-            read_paced(
-                &mut flate2::read::ZlibDecoder::new(data).take(claimed),
-                &mut out,
-            )
-            .await
-        }
+        Codec::Zlib => unzlib(data, &mut out).await.map(|()| out.len()),
         Codec::Zstd => unzstd(data, claimed, &mut out).await,
     };
     let codec = match codec {
@@ -272,6 +269,8 @@ async fn inflate(
         codec,
         problem: e.to_string(),
     })?;
+    // Past the claim when the allocator gave more capacity than asked: the claim counts.
+    out.truncate(size);
     budget
         .used
         .set(budget.used.get().saturating_add(out.len() as u64));
@@ -282,9 +281,56 @@ async fn inflate(
             expected: size,
         });
     }
-    // Gives back the slack of the buffer's doubling (glibc shrinks a big block in place).
-    out.shrink_to_fit();
     Ok(out)
+}
+
+/// Compressed bytes inflated between two pauses (about 1 ms, a few hundred KiB out).
+const ZLIB_STEP: usize = 64 << 10;
+
+/// Inflates one zlib stream into `out`'s spare capacity, and no further: a stream that
+/// holds more than the claim stops there, as a short one stops at its end. In steps of
+/// [`ZLIB_STEP`] compressed bytes, pausing after each when paced ([`super::pace`]).
+/// measured: miniz_oxide through `Read` into a growing buffer → zlib-rs into the claimed
+/// size, libceph-common's 92 MB of sections (Debian's librados2-dbg), first 10 000
+/// addresses (scripts/bench-http; MEASUREMENTS, "Distribution debug files").
+///
+/// The zlib wrapper is read here and its Adler-32 left unchecked (a twentieth of the
+/// inflate time): corrupt DWARF is refused or answers garbage names either way, and the
+/// deflate stream's own structure still fails on most damage.
+async fn unzlib(data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+    let data = match data {
+        // CM 8 (deflate), a window of at most 32 KiB, no preset dictionary, FCHECK.
+        [cmf, flg, rest @ ..]
+            if cmf & 0x0f == 8
+                && cmf >> 4 <= 7
+                && flg & 0x20 == 0
+                && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 =>
+        {
+            rest
+        }
+        _ => return Err(std::io::Error::other("invalid zlib header")),
+    };
+    let mut z = flate2::Decompress::new(false);
+    let paced = super::pace::pacing();
+    loop {
+        let at = usize::try_from(z.total_in()).unwrap_or(data.len()).min(data.len());
+        let end = if paced {
+            data.len().min(at + ZLIB_STEP)
+        } else {
+            data.len()
+        };
+        let (was_in, was_out) = (z.total_in(), z.total_out());
+        let status = z
+            .decompress_vec(&data[at..end], out, flate2::FlushDecompress::None)
+            .map_err(std::io::Error::other)?;
+        let moved = z.total_in() != was_in || z.total_out() != was_out;
+        if status == flate2::Status::StreamEnd || out.len() == out.capacity() || !moved {
+            return Ok(());
+        }
+        if paced {
+            super::pace::pause().await;
+        }
+    }
 }
 
 /// Decodes zstd frames (a section may hold several, and skippable frames) until `claimed`

@@ -179,6 +179,20 @@ impl DwarfResolver {
     }
 
     /// As [`Self::with_companions`], pausing in the unit list ([`super::pace`]).
+    /// Whether a symbolication reads section `id`. Locations and macros are never read,
+    /// nor the name index: their bytes are not even decompressed (gcc's compressed
+    /// `.debug_loclists` is a fifth of the inflated DWARF of a distribution's C++ library).
+    pub fn needed(id: SectionId) -> bool {
+        !matches!(
+            id,
+            SectionId::DebugLoc
+                | SectionId::DebugLocLists
+                | SectionId::DebugMacinfo
+                | SectionId::DebugMacro
+                | SectionId::DebugNames
+        )
+    }
+
     pub async fn with_companions_paced(
         section: &mut SectionFn<'_>,
         endian: RunTimeEndian,
@@ -197,6 +211,7 @@ impl DwarfResolver {
             // sections first, and a compressed `.debug_info` was decompressed twice).
             let data = match id {
                 SectionId::DebugInfo if info.is_some() => info.take().flatten(),
+                id if !Self::needed(id) => None,
                 _ => section(id.name())?,
             };
             Ok(backing.reader(data, endian))

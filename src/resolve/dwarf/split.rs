@@ -59,9 +59,13 @@ pub(super) fn load_split_sections(
         SectionId::DebugMacro,
     ] {
         let name = id.dwo_name()?;
-        let bytes = crate::resolve::section::section_data(&file, name, &data, budget)
-            .ok()
-            .flatten();
+        let bytes = if super::DwarfResolver::needed(id) {
+            crate::resolve::section::section_data(&file, name, &data, budget)
+                .ok()
+                .flatten()
+        } else {
+            None
+        };
         sections.push((id, backing.reader(bytes, endian)));
     }
     let empty = backing.reader(None, endian);

@@ -390,7 +390,10 @@ async fn load_dwarf(
     // order the loader asks for them: a budget that runs out fails the same section, and
     // nothing after it is read.
     let mut ready = Vec::new();
-    for id in DWARF_ORDER {
+    for id in DWARF_ORDER
+        .into_iter()
+        .filter(|&id| DwarfResolver::needed(id))
+    {
         let data = section_data_paced(debug, id.name(), debug_data, &budget).await;
         let failed = data.is_err();
         ready.push((id.name(), data));
