@@ -179,6 +179,27 @@ struct ParseContextState {
     in_lambda_sig: bool,
 }
 
+/// PATCH: the default recursion limit of parsing and of printing. Real names
+/// need up to about 270 levels in either (boost::spirit and boost::proto
+/// expression types nest templates 50 deep, five levels each; upstream's 96 and
+/// 128 left thousands of them mangled). A name deeper than this is left mangled:
+/// an optimized build takes about 1 KiB of stack per level, so 512 levels stay
+/// within a quarter of a 2 MiB thread stack (an unoptimized build, about 6 KiB).
+pub(crate) const MAX_RECURSION: u32 = 512;
+
+/// PATCH: the most stack one parse or one print may take, whatever the build:
+/// in an unoptimized build a level takes about 6 KiB, so `MAX_RECURSION` levels
+/// would overflow a 2 MiB thread there; this stops it first.
+const MAX_STACK_BYTES: usize = 1536 << 10;
+
+/// PATCH: where the stack is now (the address of a local), to measure how much
+/// a parse or a print has taken since it began.
+#[inline(always)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    core::hint::black_box(core::ptr::addr_of!(marker)) as usize
+}
+
 /// Common context needed when parsing.
 #[derive(Debug, Clone)]
 pub struct ParseContext {
@@ -187,14 +208,20 @@ pub struct ParseContext {
     max_recursion: u32,
     // Mutable state within the `ParseContext`.
     state: Cell<ParseContextState>,
+    // PATCH: the stack position when parsing began (`MAX_STACK_BYTES`).
+    stack_base: usize,
 }
 
 impl ParseContext {
     /// Construct a new `ParseContext`.
     pub fn new(options: ParseOptions) -> ParseContext {
         ParseContext {
-            max_recursion: options.recursion_limit.map(|v| v.get()).unwrap_or(96),
+            max_recursion: options
+                .recursion_limit
+                .map(|v| v.get())
+                .unwrap_or(MAX_RECURSION),
             state: Cell::new(ParseContextState::default()),
+            stack_base: stack_position(),
         }
     }
 
@@ -208,7 +235,9 @@ impl ParseContext {
         let mut state = self.state.get();
         let new_recursion_level = state.recursion_level + 1;
 
-        if new_recursion_level >= self.max_recursion {
+        if new_recursion_level >= self.max_recursion
+            || stack_position().abs_diff(self.stack_base) > MAX_STACK_BYTES
+        {
             log!("Hit too much recursion at level {}", self.max_recursion);
             Err(error::Error::TooMuchRecursion)
         } else {
@@ -615,6 +644,8 @@ where
 
     // recursion protection.
     state: Cell<DemangleState>,
+    // PATCH: the stack position when printing began (`MAX_STACK_BYTES`).
+    stack_base: usize,
 }
 
 impl<'a, W> fmt::Write for DemangleContext<'a, W>
@@ -661,7 +692,10 @@ where
     ) -> DemangleContext<'a, W> {
         DemangleContext {
             subs: subs,
-            max_recursion: options.recursion_limit.map(|v| v.get()).unwrap_or(128),
+            max_recursion: options
+                .recursion_limit
+                .map(|v| v.get())
+                .unwrap_or(MAX_RECURSION),
             inner: vec![],
             input: input,
             source_name: None,
@@ -686,6 +720,7 @@ where
                 recursion_level: 0,
                 steps: 0,
             }),
+            stack_base: stack_position(),
         }
     }
 
@@ -699,7 +734,10 @@ where
         let mut state = self.state.get();
         let new_recursion_level = state.recursion_level + 1;
 
-        if new_recursion_level >= self.max_recursion || state.steps >= MAX_DEMANGLE_STEPS {
+        if new_recursion_level >= self.max_recursion
+            || state.steps >= MAX_DEMANGLE_STEPS
+            || stack_position().abs_diff(self.stack_base) > MAX_STACK_BYTES
+        {
             log!("Hit too much recursion at level {}", self.max_recursion);
             Err(Default::default())
         } else {
@@ -5249,7 +5287,11 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         // PATCH: LLVM's spelling, `'unnamed'`, `'unnamed0'` (the mangled number).
-        write!(ctx, "'unnamed{}'", self.0.map_or(String::new(), |n| n.to_string()))?;
+        write!(
+            ctx,
+            "'unnamed{}'",
+            self.0.map_or(String::new(), |n| n.to_string())
+        )?;
         Ok(())
     }
 }
@@ -8083,7 +8125,11 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         // PATCH: LLVM's spelling, `'lambda'(int)`, `'lambda0'(int)` (the mangled number).
-        write!(ctx, "'lambda{}'", self.1.map_or(String::new(), |n| n.to_string()))?;
+        write!(
+            ctx,
+            "'lambda{}'",
+            self.1.map_or(String::new(), |n| n.to_string())
+        )?;
         if !self.2.is_empty() {
             // LLVM's invented names: `$T`, `$T0`, `$T1`… and `$N`, `$N0`… by kind.
             let (mut types, mut values) = (0usize, 0usize);
@@ -8365,9 +8411,7 @@ impl WellKnownComponent {
             }
             WellKnownComponent::StdIstream => "std::basic_istream<char, std::char_traits<char> >",
             WellKnownComponent::StdOstream => "std::basic_ostream<char, std::char_traits<char> >",
-            WellKnownComponent::StdIostream => {
-                "std::basic_iostream<char, std::char_traits<char> >"
-            }
+            WellKnownComponent::StdIostream => "std::basic_iostream<char, std::char_traits<char> >",
         }
     }
 }
@@ -9164,7 +9208,10 @@ impl Parse for Requirement {
             } else {
                 None
             };
-            return Ok((Requirement::Expression(Box::new(expr), noexcept, constraint), tail));
+            return Ok((
+                Requirement::Expression(Box::new(expr), noexcept, constraint),
+                tail,
+            ));
         }
         if let Ok(tail) = consume(b"T", input) {
             let (ty, tail) = TypeHandle::parse(ctx, subs, tail)?;

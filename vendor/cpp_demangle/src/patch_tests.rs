@@ -37,15 +37,24 @@ fn special_names_as_llvm_writes_them() {
 #[test]
 fn lambdas_and_unnamed_types_as_llvm_writes_them() {
     check(&[
-        ("_ZZ1fiEd_NKUlvE_clEv", "f(int)::'lambda'()::operator()() const"),
+        (
+            "_ZZ1fiEd_NKUlvE_clEv",
+            "f(int)::'lambda'()::operator()() const",
+        ),
         // g++ 12 and clang 19 for `call([](auto x) {...})` in a plain function.
-        ("_Z4callIZ5plainvEUlT_E_EiS0_", "int call<plain()::'lambda'(auto)>(auto)"),
+        (
+            "_Z4callIZ5plainvEUlT_E_EiS0_",
+            "int call<plain()::'lambda'(auto)>(auto)",
+        ),
         (
             "_ZZ5plainvENKUlT_E_clIiEEDaS_",
             "auto plain()::'lambda'(auto)::operator()<int>(auto) const",
         ),
         ("_ZZ1fvENKUlvE_clEv", "f()::'lambda'()::operator()() const"),
-        ("_ZZ1fvENKUlvE0_clEv", "f()::'lambda0'()::operator()() const"),
+        (
+            "_ZZ1fvENKUlvE0_clEv",
+            "f()::'lambda0'()::operator()() const",
+        ),
         ("_ZN1AUt_D1Ev", "A::'unnamed'::~()"),
         ("_ZN1AUt0_C2Ev", "A::'unnamed0'::()"),
     ]);
@@ -63,7 +72,10 @@ fn pack_expansions_apply_the_pattern_to_each_element() {
             "_Z1fIJZ1gvEUlRiE_EEvDpOT_",
             "void f<g()::'lambda'(int&)>(g()::'lambda'(int&)&&)",
         ),
-        ("_Z1fIJiiEEvDpPFvDpT_E", "void f<int, int>(void (*)(int, int)...)"),
+        (
+            "_Z1fIJiiEEvDpPFvDpT_E",
+            "void f<int, int>(void (*)(int, int)...)",
+        ),
     ]);
 }
 
@@ -169,7 +181,10 @@ fn requires_clauses_as_llvm_writes_them() {
 fn conversions_with_a_list_as_llvm_writes_them() {
     check(&[
         // clang 19: `-> decltype(a.v, void())` and `-> decltype(t(u), void())`.
-        ("_Z2h3I1SEDTcmdtfp_1vcvv_EET_", "decltype(fp.v, (void)()) h3<S>(S)"),
+        (
+            "_Z2h3I1SEDTcmdtfp_1vcvv_EET_",
+            "decltype(fp.v, (void)()) h3<S>(S)",
+        ),
         (
             "_Z2h5IPFviEiEDTcmclfp_fp0_Ecvv_EET_T0_",
             "decltype(fp(fp0), (void)()) h5<void (*)(int), int>(void (*)(int), int)",
@@ -180,8 +195,14 @@ fn conversions_with_a_list_as_llvm_writes_them() {
 #[test]
 fn unified_constructors_and_destructors_as_llvm_writes_them() {
     check(&[
-        ("_ZNSaISt8optionalIiEEC5Ev", "std::allocator<std::optional<int> >::allocator()"),
-        ("_ZNSaISt8optionalIiEED5Ev", "std::allocator<std::optional<int> >::~allocator()"),
+        (
+            "_ZNSaISt8optionalIiEEC5Ev",
+            "std::allocator<std::optional<int> >::allocator()",
+        ),
+        (
+            "_ZNSaISt8optionalIiEED5Ev",
+            "std::allocator<std::optional<int> >::~allocator()",
+        ),
     ]);
 }
 
@@ -206,4 +227,18 @@ fn requires_expressions_and_outer_parameters_as_llvm_writes_them() {
             "std::pair<std::_Rb_tree_node_base*, std::_Rb_tree_node_base*>::pair<std::_Rb_tree_node_base*&, std::_Rb_tree_node_base*&>(std::_Rb_tree_node_base*&, std::_Rb_tree_node_base*&)",
         ),
     ]);
+}
+
+#[test]
+fn deeply_nested_templates_are_demangled() {
+    // Forty levels of templates: 200 levels of parsing and of printing, as
+    // boost::spirit and boost::proto names need (upstream stopped at 96 and 128).
+    let depth = 40;
+    let mangled = format!("_Z1fI{}i{}Evv", "1AI".repeat(depth), "E".repeat(depth));
+    let closing = vec![">"; depth + 1].join(" ");
+    let llvm = format!("void f<{}int{closing}()", "A<".repeat(depth));
+    assert_eq!(demangle(&mangled), llvm);
+    // Ten thousand levels are refused, before the stack runs out.
+    let mangled = format!("_Z1fI{}i{}Evv", "1AI".repeat(10_000), "E".repeat(10_000));
+    assert_eq!(demangle(&mangled), "<error>");
 }
