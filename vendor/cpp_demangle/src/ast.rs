@@ -919,10 +919,10 @@ where
         log!("DemangleContext::demangle_inner_prefixes");
         let mut new_inner = vec![];
         while let Some(inner) = self.pop_inner() {
-            if inner
-                .downcast_to_function_type()
-                .map_or(false, |f| !f.cv_qualifiers.is_empty())
-            {
+            if inner.downcast_to_function_type().map_or(false, |f| {
+                // PATCH: a ref-qualifier, too, follows the parameters (`void (int) &&`).
+                !f.cv_qualifiers.is_empty() || f.ref_qualifier.is_some()
+            }) {
                 log!(
                     "DemangleContext::demangle_inner_prefixes: not a prefix, saving: {:?}",
                     inner
@@ -1659,9 +1659,12 @@ where
             MangledName::Encoding(ref enc, ref cs) => {
                 enc.demangle(ctx, scope)?;
                 if !cs.is_empty() && ctx.show_params {
+                    // PATCH: all the suffixes in one pair of parentheses.
+                    write!(ctx, " (")?;
                     for clone_suffix in cs {
                         clone_suffix.demangle(ctx, scope)?;
                     }
+                    write!(ctx, ")")?;
                 }
                 Ok(())
             }
@@ -1925,12 +1928,12 @@ where
         scope: Option<ArgScopeStack<'prev, 'subs>>,
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
-        write!(ctx, " [clone")?;
+        // PATCH: the suffixes are written together in parentheses by the
+        // caller, as LLVM does (`f() (.isra.0.cold)`; libiberty: `[clone …]`).
         self.0.demangle(ctx, scope)?;
         for nonnegative in &self.1 {
             write!(ctx, ".{}", nonnegative)?;
         }
-        write!(ctx, "]")?;
         Ok(())
     }
 }
@@ -3310,7 +3313,8 @@ where
 
         let source_name = String::from_utf8_lossy(ident);
         ctx.set_source_name(self.start, self.end);
-        write!(ctx, " .{}", source_name)?;
+        // PATCH: no space before (see `CloneSuffix`).
+        write!(ctx, ".{}", source_name)?;
         Ok(())
     }
 }

@@ -242,3 +242,30 @@ fn deeply_nested_templates_are_demangled() {
     let mangled = format!("_Z1fI{}i{}Evv", "1AI".repeat(10_000), "E".repeat(10_000));
     assert_eq!(demangle(&mangled), "<error>");
 }
+
+#[test]
+fn clone_suffixes_as_llvm_writes_them() {
+    check(&[
+        (
+            "_Z10dumpConfigR7Context.cold",
+            "dumpConfig(Context&) (.cold)",
+        ),
+        ("_Z3foov.isra.0.cold", "foo() (.isra.0.cold)"),
+        ("_Z3foov.constprop.0", "foo() (.constprop.0)"),
+        ("_Z3foov.part.0.isra.0", "foo() (.part.0.isra.0)"),
+    ]);
+}
+
+#[test]
+fn ref_qualified_function_types_as_llvm_writes_them() {
+    check(&[
+        ("_ZN1AIFvvOEE1fEv", "A<void () &&>::f()"),
+        ("_Z1fIFviOEEvv", "void f<void (int) &&>()"),
+        ("_Z1fIKFviREEvv", "void f<void (int) const &>()"),
+        ("_Z1fIM1AFviOEEvv", "void f<void (A::*)(int) &&>()"),
+        (
+            "_ZN3fu27abi_3106detail12type_erasure6tables6vtableINS1_8propertyILb1ELb0EJFvvOEEEEE12weak_destroyEPNS2_13data_accessorEm",
+            "fu2::abi_310::detail::type_erasure::tables::vtable<fu2::abi_310::detail::property<true, false, void () &&> >::weak_destroy(fu2::abi_310::detail::type_erasure::data_accessor*, unsigned long)",
+        ),
+    ]);
+}
