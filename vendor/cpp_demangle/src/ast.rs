@@ -864,6 +864,47 @@ where
         found
     }
 
+    /// PATCH: the size of the pack the expansion of the expression `pattern`
+    /// runs over, as `pack_size` for a type.
+    fn expression_pack_size<'prev>(
+        &mut self,
+        pattern: &'a Expression,
+        scope: Option<ArgScopeStack<'prev, 'a>>,
+    ) -> ::core::result::Result<Option<usize>, fmt::Error> {
+        let (index, max) = (self.pack_index, self.pack_max);
+        self.pack_index = Some(0);
+        self.pack_max = None;
+        let found = self
+            .dry_run(|ctx| pattern.demangle(ctx, scope))
+            .map(|_| self.pack_max);
+        self.pack_index = index;
+        self.pack_max = max;
+        found
+    }
+
+    /// PATCH: expressions separated by commas, where one that prints nothing
+    /// (the expansion of an empty pack) gets no comma (LLVM's `printWithComma`).
+    fn expression_list<'prev>(
+        &mut self,
+        exprs: &'a [Expression],
+        scope: Option<ArgScopeStack<'prev, 'a>>,
+    ) -> fmt::Result {
+        let mut need_comma = false;
+        for expr in exprs {
+            if let Expression::PackExpansion(ref pattern) = *expr {
+                if self.expression_pack_size(pattern, scope)? == Some(0) {
+                    continue;
+                }
+            }
+            if need_comma {
+                write!(self, ", ")?;
+            }
+            expr.demangle(self, scope)?;
+            need_comma = true;
+        }
+        Ok(())
+    }
+
     /// PATCH: whether the template argument `arg` prints nothing (an empty pack).
     fn arg_prints_nothing<'prev>(
         &mut self,
@@ -880,6 +921,9 @@ where
                 Ok(true)
             }
             TemplateArg::Type(ref ty) => self.type_prints_nothing(ty, scope),
+            TemplateArg::Expression(Expression::PackExpansion(ref pattern)) => {
+                Ok(self.expression_pack_size(pattern, scope)? == Some(0))
+            }
             _ => Ok(false),
         }
     }
@@ -6789,14 +6833,7 @@ where
                 // PATCH: `f(x)`, LLVM prints the callee as it is.
                 functor_expr.demangle(ctx, scope)?;
                 write!(ctx, "(")?;
-                let mut need_comma = false;
-                for arg in args {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    arg.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(args, scope)?;
                 write!(ctx, ")")?;
                 Ok(())
             }
@@ -6814,55 +6851,27 @@ where
                 write!(ctx, "(")?;
                 ty.demangle(ctx, scope)?;
                 write!(ctx, ")(")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, ")")?;
                 Ok(())
             }
             Expression::ConversionBraced(ref ty, ref exprs) => {
                 ty.demangle(ctx, scope)?;
                 write!(ctx, "{{")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, "}}")?;
                 Ok(())
             }
             Expression::BracedInitList(ref exprs) => {
                 write!(ctx, "{{")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, "}}")?;
                 Ok(())
             }
             // TODO: factor out all this duplication in the `new` variants.
             Expression::New(ref exprs, ref ty, ref init) => {
                 write!(ctx, "new (")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
@@ -6872,14 +6881,7 @@ where
             }
             Expression::GlobalNew(ref exprs, ref ty, ref init) => {
                 write!(ctx, "::new (")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
@@ -6889,14 +6891,7 @@ where
             }
             Expression::NewArray(ref exprs, ref ty, ref init) => {
                 write!(ctx, "new[] (")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
@@ -6906,14 +6901,7 @@ where
             }
             Expression::GlobalNewArray(ref exprs, ref ty, ref init) => {
                 write!(ctx, "::new[] (")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
@@ -7056,10 +7044,31 @@ where
                 write!(ctx, ")")?;
                 Ok(())
             }
+            // PATCH: the pattern once per element of the pack it names, as for
+            // a type (`sp T_` over `0ul, 1ul` is `0ul, 1ul`; a call over `A, B`
+            // is `forward<A>(fp), forward<B>(fp)`); nothing for an empty pack;
+            // `pattern...` when no pack is named (a function parameter pack).
             Expression::PackExpansion(ref pack) => {
-                pack.demangle_as_subexpr(ctx, scope)?;
-                write!(ctx, "...")?;
-                Ok(())
+                let (index, max) = (ctx.pack_index, ctx.pack_max);
+                let result = match ctx.expression_pack_size(pack, scope) {
+                    Err(e) => Err(e),
+                    Ok(None) => {
+                        ctx.pack_index = Some(0);
+                        ctx.pack_max = None;
+                        pack.demangle(ctx, scope).and_then(|_| write!(ctx, "..."))
+                    }
+                    Ok(Some(n)) => (0..n).try_for_each(|i| {
+                        if i > 0 {
+                            write!(ctx, ", ")?;
+                        }
+                        ctx.pack_index = Some(i);
+                        ctx.pack_max = Some(n);
+                        pack.demangle(ctx, scope)
+                    }),
+                };
+                ctx.pack_index = index;
+                ctx.pack_max = max;
+                result
             }
             Expression::Throw(ref expr) => {
                 write!(ctx, "throw ")?;

@@ -269,3 +269,27 @@ fn ref_qualified_function_types_as_llvm_writes_them() {
         ),
     ]);
 }
+
+#[test]
+fn expression_pack_expansions_apply_the_pattern_to_each_element() {
+    // LLVM writes the literals `0ul, 1ul`; the SPEC allows `(unsigned long)0`.
+    check(&[
+        (
+            "_Z1fIJLm0ELm1EEEvSt16integer_sequenceImJXspT_EEE",
+            "void f<(unsigned long)0, (unsigned long)1>(std::integer_sequence<unsigned long, (unsigned long)0, (unsigned long)1>)",
+        ),
+        (
+            "_Z1fIJEEvSt16integer_sequenceImJXspT_EEE",
+            "void f<>(std::integer_sequence<unsigned long>)",
+        ),
+        (
+            "_Z1fIJiiEEDTcl1gspcl7forwardIT_Efp_EEEDpOS0_",
+            "decltype(g(forward<int>(fp), forward<int>(fp))) f<int, int>(int&&, int&&)",
+        ),
+        ("_Z1fIJEEDTcl1gfp_spcl7forwardIT_Efp_EEEDpOS0_", "decltype(g(fp)) f<>()"),
+        (
+            "_ZNSt16allocator_traitsIN7mempool14pool_allocatorILNS0_12pool_index_tE24EiEEE9constructIiJEEEDTcl12_S_constructfp_fp0_spcl7forwardIT0_Efp1_EEERS3_PT_DpOS6_",
+            "decltype(_S_construct(fp, fp0)) std::allocator_traits<mempool::pool_allocator<(mempool::pool_index_t)24, int> >::construct<int>(mempool::pool_allocator<(mempool::pool_index_t)24, int>&, int*)",
+        ),
+    ]);
+}
