@@ -6219,19 +6219,9 @@ where
         scope: Option<ArgScopeStack<'prev, 'subs>>,
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
-
-        let needs_parens = self.0.get_template_args(ctx.subs).is_some();
-        if needs_parens {
-            write!(ctx, "(")?;
-        }
-
-        self.0.demangle(ctx, scope)?;
-
-        if needs_parens {
-            write!(ctx, ")")?;
-        }
-
-        Ok(())
+        // PATCH: a member template's name without parentheses, as LLVM
+        // writes it (`x.f<1>`; libiberty: `x.(f<1>)`).
+        self.0.demangle(ctx, scope)
     }
 }
 
@@ -7004,13 +6994,15 @@ where
             Expression::Fold(ref expr) => expr.demangle(ctx, scope),
             Expression::TemplateParam(ref param) => param.demangle(ctx, scope),
             Expression::FunctionParam(ref param) => param.demangle(ctx, scope),
+            // PATCH: the object in parentheses only when its operator binds less
+            // tightly (`declval<T>().f<1>()`), as LLVM writes it.
             Expression::Member(ref expr, ref name) => {
-                expr.demangle_as_subexpr(ctx, scope)?;
+                expr.demangle_as_operand(ctx, scope, Prec::Postfix, true)?;
                 write!(ctx, ".")?;
                 name.demangle(ctx, scope)
             }
             Expression::DerefMember(ref expr, ref name) => {
-                expr.demangle(ctx, scope)?;
+                expr.demangle_as_operand(ctx, scope, Prec::Postfix, true)?;
                 write!(ctx, "->")?;
                 name.demangle(ctx, scope)
             }

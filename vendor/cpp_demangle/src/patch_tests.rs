@@ -293,3 +293,22 @@ fn expression_pack_expansions_apply_the_pattern_to_each_element() {
         ),
     ]);
 }
+
+#[test]
+fn member_access_as_llvm_writes_it() {
+    check(&[
+        (
+            "_Z1fI1AEDTcldtcl7declvalIT_EE1fIXLi1EEEEEv",
+            "decltype(declval<A>().f<1>()) f<A>()",
+        ),
+        (
+            "_Z1fI1AEDTptcl7declvalIT_EE1fEv",
+            "decltype(declval<A>()->f) f<A>()",
+        ),
+        ("_Z1fI1AEDTdtdtfp_1a1bES0_", "decltype(fp.a.b) f<A>(A)"),
+        (
+            "_Z1fI1AEDTdtplfp_fp_1bES0_",
+            "decltype((fp + fp).b) f<A>(A)",
+        ),
+    ]);
+}
