@@ -353,7 +353,9 @@ where
     ) -> fmt::Result {
         match *self {
             LeafName::SourceName(sn) => sn.demangle(ctx, None),
-            LeafName::Closure(c) => c.demangle(ctx, None),
+            // PATCH: as a constructor's or destructor's name a closure type, like
+            // an unnamed type, has none: `f()::'lambda'()::~()`, as LLVM writes it.
+            LeafName::Closure(_) => Ok(()),
             LeafName::WellKnownComponent(wkc) => wkc.demangle_as_leaf(ctx),
             LeafName::UnnamedType(utn) => utn.demangle_as_leaf(ctx),
         }
@@ -1885,7 +1887,11 @@ fn declarator_hole(ty: &str) -> Option<usize> {
                 // `(` + pointer or reference marks (`*`, `&`, `C::*`, ` const`) + `)`,
                 // then the function's parameters or the array's bound.
                 let close = i + 1 + b[i + 1..].iter().position(|&c| c == b')' || c == b'(')?;
-                if b[close] != b')' || !matches!(b.get(close + 1), Some(b'(') | Some(b'[')) {
+                // An array's bound is written after a space (`int (&) [10]`).
+                let array = b.get(close + 1) == Some(&b' ') && b.get(close + 2) == Some(&b'[');
+                if b[close] != b')'
+                    || !(array || matches!(b.get(close + 1), Some(b'(') | Some(b'[')))
+                {
                     continue;
                 }
                 let inside = ty[i + 1..close].trim_end_matches(" const").trim_end();
@@ -7143,7 +7149,11 @@ impl Expression {
             | Expression::DeleteArray(_)
             | Expression::GlobalDeleteArray(_)
             | Expression::SizeofExpr(_)
-            | Expression::AlignofExpr(_) => Prec::Unary,
+            | Expression::AlignofExpr(_)
+            // `sizeof (T)` and `noexcept (e)` bind as unary operators: `!(sizeof (T))`.
+            | Expression::SizeofType(_)
+            | Expression::AlignofType(_)
+            | Expression::Noexcept(_) => Prec::Unary,
             Expression::Binary(OperatorName::Simple(ref op), _, _) => match *op {
                 S::DerefMember | S::Index => Prec::Postfix,
                 S::DerefMemberPtr => Prec::PtrMem,
@@ -8229,6 +8239,10 @@ impl LambdaSig {
     {
         let mut need_comma = false;
         for ty in &self.0 {
+            // PATCH: an empty pack among the parameters gets no comma.
+            if ctx.type_prints_nothing(ty, scope)? {
+                continue;
+            }
             if need_comma {
                 write!(ctx, ", ")?;
             }

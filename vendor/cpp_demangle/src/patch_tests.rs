@@ -312,3 +312,64 @@ fn member_access_as_llvm_writes_it() {
         ),
     ]);
 }
+
+#[test]
+fn closure_constructors_and_destructors_as_llvm_writes_them() {
+    check(&[
+        (
+            "_ZZN15ceph_mount_infoD4EvENUlT_E_D4Ev",
+            "ceph_mount_info::~ceph_mount_info()::'lambda'(auto)::~()",
+        ),
+        ("_ZZN7C_drain4waitEvENUlvE_D4Ev", "C_drain::wait()::'lambda'()::~()"),
+        (
+            "_ZZN9MonClient13handle_configEP7MConfigENUlvE0_D1Ev",
+            "MonClient::handle_config(MConfig*)::'lambda0'()::~()",
+        ),
+        (
+            "_ZZN4cupt8internal8FileImpl11getLineImplEPPKcENUlS3_mE_C4EOS5_",
+            "cupt::internal::FileImpl::getLineImpl(char const**)::'lambda'(char const*, unsigned long)::('lambda'(char const*, unsigned long)&&)",
+        ),
+    ]);
+}
+
+#[test]
+fn sizeof_and_noexcept_bind_as_unary_operators() {
+    check(&[
+        (
+            "_Z1fIiEvPAntstT__c",
+            "void f<int>(char (*) [!(sizeof (int))])",
+        ),
+        (
+            "_Z1fIiEvPAntatT__c",
+            "void f<int>(char (*) [!(alignof (int))])",
+        ),
+        (
+            "_Z1fIiEvPAntnxfp__c",
+            "void f<int>(char (*) [!(noexcept (fp))])",
+        ),
+        (
+            "_Z1fIiEvPAplstT_Li1E_c",
+            "void f<int>(char (*) [sizeof (int) + 1])",
+        ),
+    ]);
+}
+
+#[test]
+fn an_empty_pack_among_a_lambdas_parameters_gets_no_comma() {
+    check(&[(
+        "_ZNSt5tupleIJZ17make_named_threadIZN4ceph5async15io_context_pool5startEsEUlvE_JEESt6threadSt17basic_string_viewIcSt11char_traitsIcEEOT_DpOT0_EUlSB_SE_E_S4_EED2Ev",
+        "std::tuple<std::thread make_named_thread<ceph::async::io_context_pool::start(short)::'lambda'()>(std::basic_string_view<char, std::char_traits<char> >, ceph::async::io_context_pool::start(short)::'lambda'()&&)::'lambda'(ceph::async::io_context_pool::start(short)::'lambda'()&&), ceph::async::io_context_pool::start(short)::'lambda'()>::~tuple()",
+    )]);
+}
+
+#[test]
+fn a_function_returning_a_reference_to_an_array_is_a_declarator() {
+    check(&[
+        (
+            "_ZSt7forwardIRA10_KcEOT_RNSt16remove_referenceIS3_E4typeE",
+            "char const (&std::forward<char const (&) [10]>(std::remove_reference<char const (&) [10]>::type&)) [10]",
+        ),
+        ("_Z1fIiERA10_T_v", "int (&f<int>()) [10]"),
+        ("_Z1fIiEPA10_A2_T_v", "int (*f<int>()) [10][2]"),
+    ]);
+}
