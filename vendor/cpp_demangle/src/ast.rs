@@ -5614,13 +5614,14 @@ where
         let ctx = try_begin_demangle_as_inner!(self, ctx, scope);
 
         match *self {
+            // PATCH: `float vector[4]`, as LLVM writes it (libiberty: `__vector(4)`).
             VectorType::DimensionNumber(n, _) => {
-                write!(ctx, " __vector({})", n)?;
+                write!(ctx, " vector[{}]", n)?;
             }
             VectorType::DimensionExpression(ref expr, _) => {
-                write!(ctx, " __vector(")?;
+                write!(ctx, " vector[")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                write!(ctx, "]")?;
             }
         }
 

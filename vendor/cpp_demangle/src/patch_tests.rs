@@ -373,3 +373,16 @@ fn a_function_returning_a_reference_to_an_array_is_a_declarator() {
         ("_Z1fIiEPA10_A2_T_v", "int (*f<int>()) [10][2]"),
     ]);
 }
+
+#[test]
+fn vector_types_as_llvm_writes_them() {
+    check(&[
+        ("_Z1fDv4_f", "f(float vector[4])"),
+        (
+            "_Z15_mm_cmpeq_epi32Dv2_xS_",
+            "_mm_cmpeq_epi32(long long vector[2], long long vector[2])",
+        ),
+        ("_Z1fIiEvDvLi4E_T_", "void f<int>(int vector[4])"),
+        ("_Z1fPDv4_f", "f(float vector[4]*)"),
+    ]);
+}
