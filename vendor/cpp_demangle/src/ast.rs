@@ -3565,10 +3565,11 @@ where
                 ty.demangle(ctx, scope)?;
                 Ok(())
             }
+            // PATCH: `operator"" s` (`operator` is written by the caller), as LLVM
+            // writes a literal operator (upstream: `operators::operator ""`).
             OperatorName::Literal(ref name) => {
-                name.demangle(ctx, scope)?;
-                write!(ctx, "::operator \"\"")?;
-                Ok(())
+                write!(ctx, "\"\" ")?;
+                name.demangle(ctx, scope)
             }
             OperatorName::VendorExtension(arity, ref name) => {
                 // TODO: no idea how this should be demangled...

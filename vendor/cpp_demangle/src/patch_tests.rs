@@ -386,3 +386,14 @@ fn vector_types_as_llvm_writes_them() {
         ("_Z1fPDv4_f", "f(float vector[4]*)"),
     ]);
 }
+
+#[test]
+fn literal_operators_as_llvm_writes_them() {
+    check(&[
+        (
+            "_ZNSt8literals15string_literalsli1sB5cxx11EPKcm",
+            "std::literals::string_literals::operator\"\" s[abi:cxx11](char const*, unsigned long)",
+        ),
+        ("_Zli2_xy", "operator\"\" _x(unsigned long long)"),
+    ]);
+}
