@@ -1879,8 +1879,33 @@ where
 fn declarator_hole(ty: &str) -> Option<usize> {
     let b = ty.as_bytes();
     let mut angle = 0usize;
+    let mut skip_to = 0;
     for (i, &c) in b.iter().enumerate() {
+        if i < skip_to {
+            continue;
+        }
         match c {
+            // An expression's parentheses (`decltype(::new ((void*)(0)) …)`) hold no
+            // declarator of this type.
+            b'(' if ty[..i].ends_with("decltype") => {
+                let mut depth = 0usize;
+                for (j, &d) in b.iter().enumerate().skip(i) {
+                    match d {
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                skip_to = j + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if skip_to <= i {
+                    return None;
+                }
+            }
             b'<' => angle += 1,
             b'>' => angle = angle.saturating_sub(1),
             b'(' if angle == 0 => {
@@ -6868,7 +6893,7 @@ where
             }
             // TODO: factor out all this duplication in the `new` variants.
             Expression::New(ref exprs, ref ty, ref init) => {
-                write!(ctx, "new (")?;
+                write!(ctx, "new(")?;
                 ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
@@ -6878,7 +6903,7 @@ where
                 Ok(())
             }
             Expression::GlobalNew(ref exprs, ref ty, ref init) => {
-                write!(ctx, "::new (")?;
+                write!(ctx, "::new(")?;
                 ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
@@ -6888,7 +6913,7 @@ where
                 Ok(())
             }
             Expression::NewArray(ref exprs, ref ty, ref init) => {
-                write!(ctx, "new[] (")?;
+                write!(ctx, "new[](")?;
                 ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
@@ -6898,7 +6923,7 @@ where
                 Ok(())
             }
             Expression::GlobalNewArray(ref exprs, ref ty, ref init) => {
-                write!(ctx, "::new[] (")?;
+                write!(ctx, "::new[](")?;
                 ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;

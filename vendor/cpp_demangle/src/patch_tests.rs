@@ -397,3 +397,11 @@ fn literal_operators_as_llvm_writes_them() {
         ("_Zli2_xy", "operator\"\" _x(unsigned long long)"),
     ]);
 }
+
+#[test]
+fn new_expressions_as_llvm_writes_them() {
+    check(&[(
+        "_ZSt12construct_atIcJRKcEEDTgsnwcvPvLi0E_T_pispcl7declvalIT0_EEEEPS3_DpOS4_",
+        "decltype(::new((void*)(0)) char(declval<char const&>())) std::construct_at<char, char const&>(char*, char const&)",
+    )]);
+}
