@@ -965,7 +965,7 @@ where
         log!("DemangleContext::demangle_inner_prefixes");
         let mut new_inner = vec![];
         while let Some(inner) = self.pop_inner() {
-            if inner.downcast_to_function_type().map_or(false, |f| {
+            if inner.downcast_to_function_type().is_some_and(|f| {
                 // PATCH: a ref-qualifier, too, follows the parameters (`void (int) &&`).
                 !f.cv_qualifiers.is_empty() || f.ref_qualifier.is_some()
             }) {
