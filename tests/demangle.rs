@@ -283,3 +283,82 @@ fn cxx20_names_are_demangled() {
         "left mangled though LLVM reads them: {left:#?}"
     );
 }
+
+/// Real linkage names of the Debian 12 `-dbg` packages' debug information (libstdc++,
+/// ceph's librados and libcephfs, cupt's boost::spirit parsers, GraphicsMagick, PETSc,
+/// valgrind), each with what `llvm-cxxfilt-19` printed for it, stored in
+/// `fixtures/demangle/debian-dbg-names.tsv.gz` (made by `scripts/linkage-names subset`):
+/// a few of each kind of difference an older demangler had (boost names nested 50 deep,
+/// pack expansions of expressions, ref-qualified function types, clone suffixes, lambdas'
+/// constructors, …) and a seeded sample of the rest. Checked without any tool; when
+/// `llvm-cxxfilt-19` is there, the stored text is checked to be still what it prints.
+#[test]
+fn debian_dbg_names_as_llvm_writes_them() {
+    use std::io::Read;
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demangle/debian-dbg-names.tsv.gz");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let rows: Vec<(&str, &str)> = text.lines().filter_map(|l| l.split_once('\t')).collect();
+    assert!(rows.len() > 3_000, "{} names", rows.len());
+
+    let have_cxxfilt = Command::new(CXXFILT)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if have_cxxfilt {
+        let mut child = Command::new(CXXFILT)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input: String = rows.iter().map(|(n, _)| format!("{n}\n")).collect();
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        let now: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+        let stored: Vec<&str> = rows.iter().map(|(_, w)| *w).collect();
+        assert!(
+            now == stored,
+            "the stored outputs are not what {CXXFILT} prints"
+        );
+    } else {
+        skip(
+            &format!("{CXXFILT} is not installed: the stored outputs are used as they are"),
+            true,
+        );
+    }
+
+    let misreads = llvm_misreads();
+    let mut differ = Vec::new();
+    let (mut compared, mut misread) = (0, 0);
+    for (name, want) in &rows {
+        if want == name {
+            continue;
+        }
+        compared += 1;
+        let got = profiler_symbol_server::internals::demangle(name);
+        if fold(&got) == fold(want) {
+            continue;
+        }
+        if misreads.contains(*name) {
+            misread += 1;
+        } else {
+            differ.push(format!("{name}\n  ours: {got}\n  llvm: {want}"));
+        }
+    }
+    eprintln!(
+        "{} of {compared} names differ from {CXXFILT} ({misread} more that LLVM misreads, listed)",
+        differ.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "{} of {compared} names differ from {CXXFILT}; the first:\n{}",
+        differ.len(),
+        differ[..differ.len().min(20)].join("\n")
+    );
+}

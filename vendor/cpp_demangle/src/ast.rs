@@ -179,6 +179,27 @@ struct ParseContextState {
     in_lambda_sig: bool,
 }
 
+/// PATCH: the default recursion limit of parsing and of printing. Real names
+/// need up to about 270 levels in either (boost::spirit and boost::proto
+/// expression types nest templates 50 deep, five levels each; upstream's 96 and
+/// 128 left thousands of them mangled). A name deeper than this is left mangled:
+/// an optimized build takes about 1 KiB of stack per level, so 512 levels stay
+/// within a quarter of a 2 MiB thread stack (an unoptimized build, about 6 KiB).
+pub(crate) const MAX_RECURSION: u32 = 512;
+
+/// PATCH: the most stack one parse or one print may take, whatever the build:
+/// in an unoptimized build a level takes about 6 KiB, so `MAX_RECURSION` levels
+/// would overflow a 2 MiB thread there; this stops it first.
+const MAX_STACK_BYTES: usize = 1536 << 10;
+
+/// PATCH: where the stack is now (the address of a local), to measure how much
+/// a parse or a print has taken since it began.
+#[inline(always)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    core::hint::black_box(core::ptr::addr_of!(marker)) as usize
+}
+
 /// Common context needed when parsing.
 #[derive(Debug, Clone)]
 pub struct ParseContext {
@@ -187,14 +208,20 @@ pub struct ParseContext {
     max_recursion: u32,
     // Mutable state within the `ParseContext`.
     state: Cell<ParseContextState>,
+    // PATCH: the stack position when parsing began (`MAX_STACK_BYTES`).
+    stack_base: usize,
 }
 
 impl ParseContext {
     /// Construct a new `ParseContext`.
     pub fn new(options: ParseOptions) -> ParseContext {
         ParseContext {
-            max_recursion: options.recursion_limit.map(|v| v.get()).unwrap_or(96),
+            max_recursion: options
+                .recursion_limit
+                .map(|v| v.get())
+                .unwrap_or(MAX_RECURSION),
             state: Cell::new(ParseContextState::default()),
+            stack_base: stack_position(),
         }
     }
 
@@ -208,7 +235,9 @@ impl ParseContext {
         let mut state = self.state.get();
         let new_recursion_level = state.recursion_level + 1;
 
-        if new_recursion_level >= self.max_recursion {
+        if new_recursion_level >= self.max_recursion
+            || stack_position().abs_diff(self.stack_base) > MAX_STACK_BYTES
+        {
             log!("Hit too much recursion at level {}", self.max_recursion);
             Err(error::Error::TooMuchRecursion)
         } else {
@@ -324,7 +353,9 @@ where
     ) -> fmt::Result {
         match *self {
             LeafName::SourceName(sn) => sn.demangle(ctx, None),
-            LeafName::Closure(c) => c.demangle(ctx, None),
+            // PATCH: as a constructor's or destructor's name a closure type, like
+            // an unnamed type, has none: `f()::'lambda'()::~()`, as LLVM writes it.
+            LeafName::Closure(_) => Ok(()),
             LeafName::WellKnownComponent(wkc) => wkc.demangle_as_leaf(ctx),
             LeafName::UnnamedType(utn) => utn.demangle_as_leaf(ctx),
         }
@@ -615,6 +646,8 @@ where
 
     // recursion protection.
     state: Cell<DemangleState>,
+    // PATCH: the stack position when printing began (`MAX_STACK_BYTES`).
+    stack_base: usize,
 }
 
 impl<'a, W> fmt::Write for DemangleContext<'a, W>
@@ -661,7 +694,10 @@ where
     ) -> DemangleContext<'a, W> {
         DemangleContext {
             subs: subs,
-            max_recursion: options.recursion_limit.map(|v| v.get()).unwrap_or(128),
+            max_recursion: options
+                .recursion_limit
+                .map(|v| v.get())
+                .unwrap_or(MAX_RECURSION),
             inner: vec![],
             input: input,
             source_name: None,
@@ -686,6 +722,7 @@ where
                 recursion_level: 0,
                 steps: 0,
             }),
+            stack_base: stack_position(),
         }
     }
 
@@ -699,7 +736,10 @@ where
         let mut state = self.state.get();
         let new_recursion_level = state.recursion_level + 1;
 
-        if new_recursion_level >= self.max_recursion || state.steps >= MAX_DEMANGLE_STEPS {
+        if new_recursion_level >= self.max_recursion
+            || state.steps >= MAX_DEMANGLE_STEPS
+            || stack_position().abs_diff(self.stack_base) > MAX_STACK_BYTES
+        {
             log!("Hit too much recursion at level {}", self.max_recursion);
             Err(Default::default())
         } else {
@@ -826,6 +866,47 @@ where
         found
     }
 
+    /// PATCH: the size of the pack the expansion of the expression `pattern`
+    /// runs over, as `pack_size` for a type.
+    fn expression_pack_size<'prev>(
+        &mut self,
+        pattern: &'a Expression,
+        scope: Option<ArgScopeStack<'prev, 'a>>,
+    ) -> ::core::result::Result<Option<usize>, fmt::Error> {
+        let (index, max) = (self.pack_index, self.pack_max);
+        self.pack_index = Some(0);
+        self.pack_max = None;
+        let found = self
+            .dry_run(|ctx| pattern.demangle(ctx, scope))
+            .map(|_| self.pack_max);
+        self.pack_index = index;
+        self.pack_max = max;
+        found
+    }
+
+    /// PATCH: expressions separated by commas, where one that prints nothing
+    /// (the expansion of an empty pack) gets no comma (LLVM's `printWithComma`).
+    fn expression_list<'prev>(
+        &mut self,
+        exprs: &'a [Expression],
+        scope: Option<ArgScopeStack<'prev, 'a>>,
+    ) -> fmt::Result {
+        let mut need_comma = false;
+        for expr in exprs {
+            if let Expression::PackExpansion(ref pattern) = *expr {
+                if self.expression_pack_size(pattern, scope)? == Some(0) {
+                    continue;
+                }
+            }
+            if need_comma {
+                write!(self, ", ")?;
+            }
+            expr.demangle(self, scope)?;
+            need_comma = true;
+        }
+        Ok(())
+    }
+
     /// PATCH: whether the template argument `arg` prints nothing (an empty pack).
     fn arg_prints_nothing<'prev>(
         &mut self,
@@ -842,6 +923,9 @@ where
                 Ok(true)
             }
             TemplateArg::Type(ref ty) => self.type_prints_nothing(ty, scope),
+            TemplateArg::Expression(Expression::PackExpansion(ref pattern)) => {
+                Ok(self.expression_pack_size(pattern, scope)? == Some(0))
+            }
             _ => Ok(false),
         }
     }
@@ -881,10 +965,10 @@ where
         log!("DemangleContext::demangle_inner_prefixes");
         let mut new_inner = vec![];
         while let Some(inner) = self.pop_inner() {
-            if inner
-                .downcast_to_function_type()
-                .map_or(false, |f| !f.cv_qualifiers.is_empty())
-            {
+            if inner.downcast_to_function_type().is_some_and(|f| {
+                // PATCH: a ref-qualifier, too, follows the parameters (`void (int) &&`).
+                !f.cv_qualifiers.is_empty() || f.ref_qualifier.is_some()
+            }) {
                 log!(
                     "DemangleContext::demangle_inner_prefixes: not a prefix, saving: {:?}",
                     inner
@@ -1621,9 +1705,12 @@ where
             MangledName::Encoding(ref enc, ref cs) => {
                 enc.demangle(ctx, scope)?;
                 if !cs.is_empty() && ctx.show_params {
+                    // PATCH: all the suffixes in one pair of parentheses.
+                    write!(ctx, " (")?;
                     for clone_suffix in cs {
                         clone_suffix.demangle(ctx, scope)?;
                     }
+                    write!(ctx, ")")?;
                 }
                 Ok(())
             }
@@ -1792,15 +1879,44 @@ where
 fn declarator_hole(ty: &str) -> Option<usize> {
     let b = ty.as_bytes();
     let mut angle = 0usize;
+    let mut skip_to = 0;
     for (i, &c) in b.iter().enumerate() {
+        if i < skip_to {
+            continue;
+        }
         match c {
+            // An expression's parentheses (`decltype(::new ((void*)(0)) …)`) hold no
+            // declarator of this type.
+            b'(' if ty[..i].ends_with("decltype") => {
+                let mut depth = 0usize;
+                for (j, &d) in b.iter().enumerate().skip(i) {
+                    match d {
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                skip_to = j + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if skip_to <= i {
+                    return None;
+                }
+            }
             b'<' => angle += 1,
             b'>' => angle = angle.saturating_sub(1),
             b'(' if angle == 0 => {
                 // `(` + pointer or reference marks (`*`, `&`, `C::*`, ` const`) + `)`,
                 // then the function's parameters or the array's bound.
                 let close = i + 1 + b[i + 1..].iter().position(|&c| c == b')' || c == b'(')?;
-                if b[close] != b')' || !matches!(b.get(close + 1), Some(b'(') | Some(b'[')) {
+                // An array's bound is written after a space (`int (&) [10]`).
+                let array = b.get(close + 1) == Some(&b' ') && b.get(close + 2) == Some(&b'[');
+                if b[close] != b')'
+                    || !(array || matches!(b.get(close + 1), Some(b'(') | Some(b'[')))
+                {
                     continue;
                 }
                 let inside = ty[i + 1..close].trim_end_matches(" const").trim_end();
@@ -1887,12 +2003,12 @@ where
         scope: Option<ArgScopeStack<'prev, 'subs>>,
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
-        write!(ctx, " [clone")?;
+        // PATCH: the suffixes are written together in parentheses by the
+        // caller, as LLVM does (`f() (.isra.0.cold)`; libiberty: `[clone …]`).
         self.0.demangle(ctx, scope)?;
         for nonnegative in &self.1 {
             write!(ctx, ".{}", nonnegative)?;
         }
-        write!(ctx, "]")?;
         Ok(())
     }
 }
@@ -3272,7 +3388,8 @@ where
 
         let source_name = String::from_utf8_lossy(ident);
         ctx.set_source_name(self.start, self.end);
-        write!(ctx, " .{}", source_name)?;
+        // PATCH: no space before (see `CloneSuffix`).
+        write!(ctx, ".{}", source_name)?;
         Ok(())
     }
 }
@@ -3473,10 +3590,11 @@ where
                 ty.demangle(ctx, scope)?;
                 Ok(())
             }
+            // PATCH: `operator"" s` (`operator` is written by the caller), as LLVM
+            // writes a literal operator (upstream: `operators::operator ""`).
             OperatorName::Literal(ref name) => {
-                name.demangle(ctx, scope)?;
-                write!(ctx, "::operator \"\"")?;
-                Ok(())
+                write!(ctx, "\"\" ")?;
+                name.demangle(ctx, scope)
             }
             OperatorName::VendorExtension(arity, ref name) => {
                 // TODO: no idea how this should be demangled...
@@ -5249,7 +5367,11 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         // PATCH: LLVM's spelling, `'unnamed'`, `'unnamed0'` (the mangled number).
-        write!(ctx, "'unnamed{}'", self.0.map_or(String::new(), |n| n.to_string()))?;
+        write!(
+            ctx,
+            "'unnamed{}'",
+            self.0.map_or(String::new(), |n| n.to_string())
+        )?;
         Ok(())
     }
 }
@@ -5518,13 +5640,14 @@ where
         let ctx = try_begin_demangle_as_inner!(self, ctx, scope);
 
         match *self {
+            // PATCH: `float vector[4]`, as LLVM writes it (libiberty: `__vector(4)`).
             VectorType::DimensionNumber(n, _) => {
-                write!(ctx, " __vector({})", n)?;
+                write!(ctx, " vector[{}]", n)?;
             }
             VectorType::DimensionExpression(ref expr, _) => {
-                write!(ctx, " __vector(")?;
+                write!(ctx, " vector[")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                write!(ctx, "]")?;
             }
         }
 
@@ -6129,19 +6252,9 @@ where
         scope: Option<ArgScopeStack<'prev, 'subs>>,
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
-
-        let needs_parens = self.0.get_template_args(ctx.subs).is_some();
-        if needs_parens {
-            write!(ctx, "(")?;
-        }
-
-        self.0.demangle(ctx, scope)?;
-
-        if needs_parens {
-            write!(ctx, ")")?;
-        }
-
-        Ok(())
+        // PATCH: a member template's name without parentheses, as LLVM
+        // writes it (`x.f<1>`; libiberty: `x.(f<1>)`).
+        self.0.demangle(ctx, scope)
     }
 }
 
@@ -6743,14 +6856,7 @@ where
                 // PATCH: `f(x)`, LLVM prints the callee as it is.
                 functor_expr.demangle(ctx, scope)?;
                 write!(ctx, "(")?;
-                let mut need_comma = false;
-                for arg in args {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    arg.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(args, scope)?;
                 write!(ctx, ")")?;
                 Ok(())
             }
@@ -6768,55 +6874,27 @@ where
                 write!(ctx, "(")?;
                 ty.demangle(ctx, scope)?;
                 write!(ctx, ")(")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, ")")?;
                 Ok(())
             }
             Expression::ConversionBraced(ref ty, ref exprs) => {
                 ty.demangle(ctx, scope)?;
                 write!(ctx, "{{")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, "}}")?;
                 Ok(())
             }
             Expression::BracedInitList(ref exprs) => {
                 write!(ctx, "{{")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, "}}")?;
                 Ok(())
             }
             // TODO: factor out all this duplication in the `new` variants.
             Expression::New(ref exprs, ref ty, ref init) => {
-                write!(ctx, "new (")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                write!(ctx, "new(")?;
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
@@ -6825,15 +6903,8 @@ where
                 Ok(())
             }
             Expression::GlobalNew(ref exprs, ref ty, ref init) => {
-                write!(ctx, "::new (")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                write!(ctx, "::new(")?;
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
@@ -6842,15 +6913,8 @@ where
                 Ok(())
             }
             Expression::NewArray(ref exprs, ref ty, ref init) => {
-                write!(ctx, "new[] (")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                write!(ctx, "new[](")?;
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
@@ -6859,15 +6923,8 @@ where
                 Ok(())
             }
             Expression::GlobalNewArray(ref exprs, ref ty, ref init) => {
-                write!(ctx, "::new[] (")?;
-                let mut need_comma = false;
-                for expr in exprs {
-                    if need_comma {
-                        write!(ctx, ", ")?;
-                    }
-                    expr.demangle(ctx, scope)?;
-                    need_comma = true;
-                }
+                write!(ctx, "::new[](")?;
+                ctx.expression_list(exprs, scope)?;
                 write!(ctx, ") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
@@ -6970,13 +7027,15 @@ where
             Expression::Fold(ref expr) => expr.demangle(ctx, scope),
             Expression::TemplateParam(ref param) => param.demangle(ctx, scope),
             Expression::FunctionParam(ref param) => param.demangle(ctx, scope),
+            // PATCH: the object in parentheses only when its operator binds less
+            // tightly (`declval<T>().f<1>()`), as LLVM writes it.
             Expression::Member(ref expr, ref name) => {
-                expr.demangle_as_subexpr(ctx, scope)?;
+                expr.demangle_as_operand(ctx, scope, Prec::Postfix, true)?;
                 write!(ctx, ".")?;
                 name.demangle(ctx, scope)
             }
             Expression::DerefMember(ref expr, ref name) => {
-                expr.demangle(ctx, scope)?;
+                expr.demangle_as_operand(ctx, scope, Prec::Postfix, true)?;
                 write!(ctx, "->")?;
                 name.demangle(ctx, scope)
             }
@@ -7010,10 +7069,31 @@ where
                 write!(ctx, ")")?;
                 Ok(())
             }
+            // PATCH: the pattern once per element of the pack it names, as for
+            // a type (`sp T_` over `0ul, 1ul` is `0ul, 1ul`; a call over `A, B`
+            // is `forward<A>(fp), forward<B>(fp)`); nothing for an empty pack;
+            // `pattern...` when no pack is named (a function parameter pack).
             Expression::PackExpansion(ref pack) => {
-                pack.demangle_as_subexpr(ctx, scope)?;
-                write!(ctx, "...")?;
-                Ok(())
+                let (index, max) = (ctx.pack_index, ctx.pack_max);
+                let result = match ctx.expression_pack_size(pack, scope) {
+                    Err(e) => Err(e),
+                    Ok(None) => {
+                        ctx.pack_index = Some(0);
+                        ctx.pack_max = None;
+                        pack.demangle(ctx, scope).and_then(|_| write!(ctx, "..."))
+                    }
+                    Ok(Some(n)) => (0..n).try_for_each(|i| {
+                        if i > 0 {
+                            write!(ctx, ", ")?;
+                        }
+                        ctx.pack_index = Some(i);
+                        ctx.pack_max = Some(n);
+                        pack.demangle(ctx, scope)
+                    }),
+                };
+                ctx.pack_index = index;
+                ctx.pack_max = max;
+                result
             }
             Expression::Throw(ref expr) => {
                 write!(ctx, "throw ")?;
@@ -7096,7 +7176,11 @@ impl Expression {
             | Expression::DeleteArray(_)
             | Expression::GlobalDeleteArray(_)
             | Expression::SizeofExpr(_)
-            | Expression::AlignofExpr(_) => Prec::Unary,
+            | Expression::AlignofExpr(_)
+            // `sizeof (T)` and `noexcept (e)` bind as unary operators: `!(sizeof (T))`.
+            | Expression::SizeofType(_)
+            | Expression::AlignofType(_)
+            | Expression::Noexcept(_) => Prec::Unary,
             Expression::Binary(OperatorName::Simple(ref op), _, _) => match *op {
                 S::DerefMember | S::Index => Prec::Postfix,
                 S::DerefMemberPtr => Prec::PtrMem,
@@ -8083,7 +8167,11 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         // PATCH: LLVM's spelling, `'lambda'(int)`, `'lambda0'(int)` (the mangled number).
-        write!(ctx, "'lambda{}'", self.1.map_or(String::new(), |n| n.to_string()))?;
+        write!(
+            ctx,
+            "'lambda{}'",
+            self.1.map_or(String::new(), |n| n.to_string())
+        )?;
         if !self.2.is_empty() {
             // LLVM's invented names: `$T`, `$T0`, `$T1`… and `$N`, `$N0`… by kind.
             let (mut types, mut values) = (0usize, 0usize);
@@ -8178,6 +8266,10 @@ impl LambdaSig {
     {
         let mut need_comma = false;
         for ty in &self.0 {
+            // PATCH: an empty pack among the parameters gets no comma.
+            if ctx.type_prints_nothing(ty, scope)? {
+                continue;
+            }
             if need_comma {
                 write!(ctx, ", ")?;
             }
@@ -8365,9 +8457,7 @@ impl WellKnownComponent {
             }
             WellKnownComponent::StdIstream => "std::basic_istream<char, std::char_traits<char> >",
             WellKnownComponent::StdOstream => "std::basic_ostream<char, std::char_traits<char> >",
-            WellKnownComponent::StdIostream => {
-                "std::basic_iostream<char, std::char_traits<char> >"
-            }
+            WellKnownComponent::StdIostream => "std::basic_iostream<char, std::char_traits<char> >",
         }
     }
 }
@@ -9164,7 +9254,10 @@ impl Parse for Requirement {
             } else {
                 None
             };
-            return Ok((Requirement::Expression(Box::new(expr), noexcept, constraint), tail));
+            return Ok((
+                Requirement::Expression(Box::new(expr), noexcept, constraint),
+                tail,
+            ));
         }
         if let Ok(tail) = consume(b"T", input) {
             let (ty, tail) = TypeHandle::parse(ctx, subs, tail)?;

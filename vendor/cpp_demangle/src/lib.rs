@@ -73,8 +73,10 @@ impl ParseOptions {
     /// Set the limit on recursion depth during the parsing phase. A low
     /// limit will cause valid symbols to be rejected, but a high limit may
     /// allow pathological symbols to overflow the stack during parsing.
-    /// The default value is 96, which will not overflow the stack even in
-    /// a debug build.
+    /// PATCH: the default is `ast::MAX_RECURSION` (512): real names need up
+    /// to about 270 (boost::spirit and boost::proto types nest templates 50
+    /// deep, each level five calls); an optimized build takes about 1 KiB of
+    /// stack per level, an unoptimized one about 6 KiB.
     pub fn recursion_limit(mut self, limit: u32) -> Self {
         self.recursion_limit = Some(NonZeroU32::new(limit).expect("Recursion limit must be > 0"));
         self
@@ -121,7 +123,7 @@ impl DemangleOptions {
     /// Set the limit on recursion depth during the demangling phase. A low
     /// limit will cause valid symbols to be rejected, but a high limit may
     /// allow pathological symbols to overflow the stack during demangling.
-    /// The default value is 128.
+    /// PATCH: the default is `ast::MAX_RECURSION` (512), as for parsing.
     pub fn recursion_limit(mut self, limit: u32) -> Self {
         self.recursion_limit = Some(NonZeroU32::new(limit).expect("Recursion limit must be > 0"));
         self

@@ -37,15 +37,24 @@ fn special_names_as_llvm_writes_them() {
 #[test]
 fn lambdas_and_unnamed_types_as_llvm_writes_them() {
     check(&[
-        ("_ZZ1fiEd_NKUlvE_clEv", "f(int)::'lambda'()::operator()() const"),
+        (
+            "_ZZ1fiEd_NKUlvE_clEv",
+            "f(int)::'lambda'()::operator()() const",
+        ),
         // g++ 12 and clang 19 for `call([](auto x) {...})` in a plain function.
-        ("_Z4callIZ5plainvEUlT_E_EiS0_", "int call<plain()::'lambda'(auto)>(auto)"),
+        (
+            "_Z4callIZ5plainvEUlT_E_EiS0_",
+            "int call<plain()::'lambda'(auto)>(auto)",
+        ),
         (
             "_ZZ5plainvENKUlT_E_clIiEEDaS_",
             "auto plain()::'lambda'(auto)::operator()<int>(auto) const",
         ),
         ("_ZZ1fvENKUlvE_clEv", "f()::'lambda'()::operator()() const"),
-        ("_ZZ1fvENKUlvE0_clEv", "f()::'lambda0'()::operator()() const"),
+        (
+            "_ZZ1fvENKUlvE0_clEv",
+            "f()::'lambda0'()::operator()() const",
+        ),
         ("_ZN1AUt_D1Ev", "A::'unnamed'::~()"),
         ("_ZN1AUt0_C2Ev", "A::'unnamed0'::()"),
     ]);
@@ -63,7 +72,10 @@ fn pack_expansions_apply_the_pattern_to_each_element() {
             "_Z1fIJZ1gvEUlRiE_EEvDpOT_",
             "void f<g()::'lambda'(int&)>(g()::'lambda'(int&)&&)",
         ),
-        ("_Z1fIJiiEEvDpPFvDpT_E", "void f<int, int>(void (*)(int, int)...)"),
+        (
+            "_Z1fIJiiEEvDpPFvDpT_E",
+            "void f<int, int>(void (*)(int, int)...)",
+        ),
     ]);
 }
 
@@ -169,7 +181,10 @@ fn requires_clauses_as_llvm_writes_them() {
 fn conversions_with_a_list_as_llvm_writes_them() {
     check(&[
         // clang 19: `-> decltype(a.v, void())` and `-> decltype(t(u), void())`.
-        ("_Z2h3I1SEDTcmdtfp_1vcvv_EET_", "decltype(fp.v, (void)()) h3<S>(S)"),
+        (
+            "_Z2h3I1SEDTcmdtfp_1vcvv_EET_",
+            "decltype(fp.v, (void)()) h3<S>(S)",
+        ),
         (
             "_Z2h5IPFviEiEDTcmclfp_fp0_Ecvv_EET_T0_",
             "decltype(fp(fp0), (void)()) h5<void (*)(int), int>(void (*)(int), int)",
@@ -180,8 +195,14 @@ fn conversions_with_a_list_as_llvm_writes_them() {
 #[test]
 fn unified_constructors_and_destructors_as_llvm_writes_them() {
     check(&[
-        ("_ZNSaISt8optionalIiEEC5Ev", "std::allocator<std::optional<int> >::allocator()"),
-        ("_ZNSaISt8optionalIiEED5Ev", "std::allocator<std::optional<int> >::~allocator()"),
+        (
+            "_ZNSaISt8optionalIiEEC5Ev",
+            "std::allocator<std::optional<int> >::allocator()",
+        ),
+        (
+            "_ZNSaISt8optionalIiEED5Ev",
+            "std::allocator<std::optional<int> >::~allocator()",
+        ),
     ]);
 }
 
@@ -206,4 +227,181 @@ fn requires_expressions_and_outer_parameters_as_llvm_writes_them() {
             "std::pair<std::_Rb_tree_node_base*, std::_Rb_tree_node_base*>::pair<std::_Rb_tree_node_base*&, std::_Rb_tree_node_base*&>(std::_Rb_tree_node_base*&, std::_Rb_tree_node_base*&)",
         ),
     ]);
+}
+
+#[test]
+fn deeply_nested_templates_are_demangled() {
+    // Forty levels of templates: 200 levels of parsing and of printing, as
+    // boost::spirit and boost::proto names need (upstream stopped at 96 and 128).
+    let depth = 40;
+    let mangled = format!("_Z1fI{}i{}Evv", "1AI".repeat(depth), "E".repeat(depth));
+    let closing = vec![">"; depth + 1].join(" ");
+    let llvm = format!("void f<{}int{closing}()", "A<".repeat(depth));
+    assert_eq!(demangle(&mangled), llvm);
+    // Ten thousand levels are refused, before the stack runs out.
+    let mangled = format!("_Z1fI{}i{}Evv", "1AI".repeat(10_000), "E".repeat(10_000));
+    assert_eq!(demangle(&mangled), "<error>");
+}
+
+#[test]
+fn clone_suffixes_as_llvm_writes_them() {
+    check(&[
+        (
+            "_Z10dumpConfigR7Context.cold",
+            "dumpConfig(Context&) (.cold)",
+        ),
+        ("_Z3foov.isra.0.cold", "foo() (.isra.0.cold)"),
+        ("_Z3foov.constprop.0", "foo() (.constprop.0)"),
+        ("_Z3foov.part.0.isra.0", "foo() (.part.0.isra.0)"),
+    ]);
+}
+
+#[test]
+fn ref_qualified_function_types_as_llvm_writes_them() {
+    check(&[
+        ("_ZN1AIFvvOEE1fEv", "A<void () &&>::f()"),
+        ("_Z1fIFviOEEvv", "void f<void (int) &&>()"),
+        ("_Z1fIKFviREEvv", "void f<void (int) const &>()"),
+        ("_Z1fIM1AFviOEEvv", "void f<void (A::*)(int) &&>()"),
+        (
+            "_ZN3fu27abi_3106detail12type_erasure6tables6vtableINS1_8propertyILb1ELb0EJFvvOEEEEE12weak_destroyEPNS2_13data_accessorEm",
+            "fu2::abi_310::detail::type_erasure::tables::vtable<fu2::abi_310::detail::property<true, false, void () &&> >::weak_destroy(fu2::abi_310::detail::type_erasure::data_accessor*, unsigned long)",
+        ),
+    ]);
+}
+
+#[test]
+fn expression_pack_expansions_apply_the_pattern_to_each_element() {
+    // LLVM writes the literals `0ul, 1ul`; the SPEC allows `(unsigned long)0`.
+    check(&[
+        (
+            "_Z1fIJLm0ELm1EEEvSt16integer_sequenceImJXspT_EEE",
+            "void f<(unsigned long)0, (unsigned long)1>(std::integer_sequence<unsigned long, (unsigned long)0, (unsigned long)1>)",
+        ),
+        (
+            "_Z1fIJEEvSt16integer_sequenceImJXspT_EEE",
+            "void f<>(std::integer_sequence<unsigned long>)",
+        ),
+        (
+            "_Z1fIJiiEEDTcl1gspcl7forwardIT_Efp_EEEDpOS0_",
+            "decltype(g(forward<int>(fp), forward<int>(fp))) f<int, int>(int&&, int&&)",
+        ),
+        ("_Z1fIJEEDTcl1gfp_spcl7forwardIT_Efp_EEEDpOS0_", "decltype(g(fp)) f<>()"),
+        (
+            "_ZNSt16allocator_traitsIN7mempool14pool_allocatorILNS0_12pool_index_tE24EiEEE9constructIiJEEEDTcl12_S_constructfp_fp0_spcl7forwardIT0_Efp1_EEERS3_PT_DpOS6_",
+            "decltype(_S_construct(fp, fp0)) std::allocator_traits<mempool::pool_allocator<(mempool::pool_index_t)24, int> >::construct<int>(mempool::pool_allocator<(mempool::pool_index_t)24, int>&, int*)",
+        ),
+    ]);
+}
+
+#[test]
+fn member_access_as_llvm_writes_it() {
+    check(&[
+        (
+            "_Z1fI1AEDTcldtcl7declvalIT_EE1fIXLi1EEEEEv",
+            "decltype(declval<A>().f<1>()) f<A>()",
+        ),
+        (
+            "_Z1fI1AEDTptcl7declvalIT_EE1fEv",
+            "decltype(declval<A>()->f) f<A>()",
+        ),
+        ("_Z1fI1AEDTdtdtfp_1a1bES0_", "decltype(fp.a.b) f<A>(A)"),
+        (
+            "_Z1fI1AEDTdtplfp_fp_1bES0_",
+            "decltype((fp + fp).b) f<A>(A)",
+        ),
+    ]);
+}
+
+#[test]
+fn closure_constructors_and_destructors_as_llvm_writes_them() {
+    check(&[
+        (
+            "_ZZN15ceph_mount_infoD4EvENUlT_E_D4Ev",
+            "ceph_mount_info::~ceph_mount_info()::'lambda'(auto)::~()",
+        ),
+        ("_ZZN7C_drain4waitEvENUlvE_D4Ev", "C_drain::wait()::'lambda'()::~()"),
+        (
+            "_ZZN9MonClient13handle_configEP7MConfigENUlvE0_D1Ev",
+            "MonClient::handle_config(MConfig*)::'lambda0'()::~()",
+        ),
+        (
+            "_ZZN4cupt8internal8FileImpl11getLineImplEPPKcENUlS3_mE_C4EOS5_",
+            "cupt::internal::FileImpl::getLineImpl(char const**)::'lambda'(char const*, unsigned long)::('lambda'(char const*, unsigned long)&&)",
+        ),
+    ]);
+}
+
+#[test]
+fn sizeof_and_noexcept_bind_as_unary_operators() {
+    check(&[
+        (
+            "_Z1fIiEvPAntstT__c",
+            "void f<int>(char (*) [!(sizeof (int))])",
+        ),
+        (
+            "_Z1fIiEvPAntatT__c",
+            "void f<int>(char (*) [!(alignof (int))])",
+        ),
+        (
+            "_Z1fIiEvPAntnxfp__c",
+            "void f<int>(char (*) [!(noexcept (fp))])",
+        ),
+        (
+            "_Z1fIiEvPAplstT_Li1E_c",
+            "void f<int>(char (*) [sizeof (int) + 1])",
+        ),
+    ]);
+}
+
+#[test]
+fn an_empty_pack_among_a_lambdas_parameters_gets_no_comma() {
+    check(&[(
+        "_ZNSt5tupleIJZ17make_named_threadIZN4ceph5async15io_context_pool5startEsEUlvE_JEESt6threadSt17basic_string_viewIcSt11char_traitsIcEEOT_DpOT0_EUlSB_SE_E_S4_EED2Ev",
+        "std::tuple<std::thread make_named_thread<ceph::async::io_context_pool::start(short)::'lambda'()>(std::basic_string_view<char, std::char_traits<char> >, ceph::async::io_context_pool::start(short)::'lambda'()&&)::'lambda'(ceph::async::io_context_pool::start(short)::'lambda'()&&), ceph::async::io_context_pool::start(short)::'lambda'()>::~tuple()",
+    )]);
+}
+
+#[test]
+fn a_function_returning_a_reference_to_an_array_is_a_declarator() {
+    check(&[
+        (
+            "_ZSt7forwardIRA10_KcEOT_RNSt16remove_referenceIS3_E4typeE",
+            "char const (&std::forward<char const (&) [10]>(std::remove_reference<char const (&) [10]>::type&)) [10]",
+        ),
+        ("_Z1fIiERA10_T_v", "int (&f<int>()) [10]"),
+        ("_Z1fIiEPA10_A2_T_v", "int (*f<int>()) [10][2]"),
+    ]);
+}
+
+#[test]
+fn vector_types_as_llvm_writes_them() {
+    check(&[
+        ("_Z1fDv4_f", "f(float vector[4])"),
+        (
+            "_Z15_mm_cmpeq_epi32Dv2_xS_",
+            "_mm_cmpeq_epi32(long long vector[2], long long vector[2])",
+        ),
+        ("_Z1fIiEvDvLi4E_T_", "void f<int>(int vector[4])"),
+        ("_Z1fPDv4_f", "f(float vector[4]*)"),
+    ]);
+}
+
+#[test]
+fn literal_operators_as_llvm_writes_them() {
+    check(&[
+        (
+            "_ZNSt8literals15string_literalsli1sB5cxx11EPKcm",
+            "std::literals::string_literals::operator\"\" s[abi:cxx11](char const*, unsigned long)",
+        ),
+        ("_Zli2_xy", "operator\"\" _x(unsigned long long)"),
+    ]);
+}
+
+#[test]
+fn new_expressions_as_llvm_writes_them() {
+    check(&[(
+        "_ZSt12construct_atIcJRKcEEDTgsnwcvPvLi0E_T_pispcl7declvalIT0_EEEEPS3_DpOS4_",
+        "decltype(::new((void*)(0)) char(declval<char const&>())) std::construct_at<char, char const&>(char*, char const&)",
+    )]);
 }
