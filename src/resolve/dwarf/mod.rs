@@ -347,6 +347,17 @@ impl DwarfResolver {
             });
         }
         let unit = self.finish(self.ctx()?.find_dwarf_and_unit(addr))?;
+        // A function without a row where the line table has one: addr2line's reading of a
+        // sequence a tombstone cut short (see `batch::own_row`).
+        if let Some(inner) = frames.first_mut()
+            && inner.die.is_some()
+            && inner.file.is_none()
+            && inner.line.is_none()
+            && let Some((file, line)) = batch::own_row(&unit, addr)
+        {
+            inner.file = file.map(|p| self.file(&p));
+            inner.line = line;
+        }
         // A split unit's skeleton carries no DW_AT_language (DWARF 5 puts it in the
         // .dwo's unit): read from the unit the frames came from, so that a C++ function
         // without a linkage name is named from the symbol table as in a non-split build.

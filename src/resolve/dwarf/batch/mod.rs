@@ -80,6 +80,20 @@ pub(super) type Answer = Result<Vec<Frame>, Fallback>;
 /// in `unit`, its line program in `lines_of` (the same unit, or the skeleton of the split
 /// unit `unit`: addr2line reads rows and call files from the skeleton's line table).
 /// `units`: where references into other units lead (none from a split unit).
+/// The line table row of `unit` holding `addr`, by this crate's own run of its program:
+/// its file and line (`None` for line 0). addr2line's table of a unit whose program holds
+/// a tombstone address cut short a sequence (gcc's discarded COMDAT copies at 0) joins the
+/// next sequence to it, and then finds no row for addresses it holds.
+pub(super) fn own_row(unit: &URef<'_>, addr: u64) -> Option<(Option<String>, Option<u32>)> {
+    let scan = scan_lines(unit, &[addr], &mut Vec::new()).ok()??;
+    if scan.several.first().copied().unwrap_or(true) {
+        return None;
+    }
+    let (_, row) = (*scan.found.first()?)?;
+    let (file, line) = row?;
+    Some((file_path(unit, file), (line != 0).then_some(line)))
+}
+
 pub(super) fn unit_frames(
     unit: &URef<'_>,
     lines_of: &URef<'_>,
