@@ -59,13 +59,11 @@ pub(super) fn load_split_sections(
         SectionId::DebugMacro,
     ] {
         let name = id.dwo_name()?;
-        let bytes = if super::DwarfResolver::needed(id) {
-            crate::resolve::section::section_data(&file, name, &data, budget)
-                .ok()
-                .flatten()
-        } else {
-            None
-        };
+        // All of them, locations too: a package's index slices every section by the
+        // unit's contribution, and an empty one fails the whole unit.
+        let bytes = crate::resolve::section::section_data(&file, name, &data, budget)
+            .ok()
+            .flatten();
         sections.push((id, backing.reader(bytes, endian)));
     }
     let empty = backing.reader(None, endian);
