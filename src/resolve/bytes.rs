@@ -64,6 +64,19 @@ impl FileBytes {
 }
 
 impl FileBytes {
+    /// An unnamed temporary file of this process's own (a decompressed section written out
+    /// of the heap), mapped: its pages are the page cache's, given back after each read
+    /// as a debug file's are ([`Self::release`]).
+    pub fn spilled(file: &std::fs::File) -> std::io::Result<FileBytes> {
+        // SAFETY: a private read-only mapping of a file no other process can open or
+        // truncate (`O_TMPFILE | O_EXCL`: never linked into a folder) and that this
+        // process no longer writes.
+        let map = unsafe { memmap2::Mmap::map(file) }?;
+        Ok(FileBytes {
+            inner: Inner::Mapped(map),
+        })
+    }
+
     /// Bytes held in this process's memory whatever the kernel does: those of a copy, none
     /// of a mapping (whose pages are the page cache's).
     pub fn owned_len(&self) -> usize {
@@ -165,6 +178,16 @@ impl Bytes {
             }
         } else {
             Bytes::owned(part.to_vec())
+        }
+    }
+
+    /// The whole of `file`.
+    pub fn whole(file: Rc<FileBytes>) -> Bytes {
+        let len = file.len();
+        Bytes {
+            file,
+            start: 0,
+            len,
         }
     }
 

@@ -194,15 +194,18 @@ pub async fn section_data_paced(
             } else {
                 Codec::Zstd
             };
-            inflate(
+            let inflated = inflate_section(
                 name,
                 codec,
                 compressed.data,
                 compressed.uncompressed_size,
                 budget,
             )
-            .await
-            .map(|out| Some(Bytes::owned(out)))
+            .await;
+            // The compressed bytes are read once: their pages leave this process's memory
+            // (a third of a distribution debug file's DWARF, once inflated).
+            bytes.release(compressed.data);
+            inflated.map(Some)
         }
         other => Err(DebugDataError::UnsupportedCompression {
             section: name.to_string(),
@@ -227,6 +230,173 @@ pub fn by_name<'d, 'f>(file: &'f object::File<'d>, name: &str) -> Option<object:
 enum Codec {
     Zlib,
     Zstd,
+}
+
+/// Inflated sections of at least this size are written to an unnamed temporary file and
+/// mapped rather than kept in the heap: their pages are then the page cache's, read in as
+/// a request walks them and given back after each unit as a mapped debug file's are, so a
+/// module's memory follows its answers, not its inflated DWARF (600 MB for a
+/// distribution's big C++ library, kept for the module's life).
+#[cfg(all(target_os = "linux", not(test)))]
+const SPILL_MIN: u64 = 16 << 20;
+/// Small enough for the unit tests' debug build to inflate quickly.
+#[cfg(all(target_os = "linux", test))]
+const SPILL_MIN: u64 = 1 << 20;
+
+/// Output decoded between two writes to the spill file (and two pauses).
+#[cfg(target_os = "linux")]
+const SPILL_CHUNK: usize = 1 << 20;
+
+/// A section's bytes decompressed as [`inflate`] does; a big one into a spill file where
+/// the system gives one ([`SPILL_MIN`]), else (no temporary folder, a full disk, an error
+/// in the stream) in memory, where every error is reported.
+async fn inflate_section(
+    name: &str,
+    codec: Codec,
+    data: &[u8],
+    claimed: u64,
+    budget: &Budget,
+) -> Result<Bytes, DebugDataError> {
+    #[cfg(target_os = "linux")]
+    if claimed >= SPILL_MIN
+        && claimed <= budget.left()
+        && let Some(bytes) = spill(codec, data, claimed).await
+    {
+        budget.used.set(budget.used.get().saturating_add(claimed));
+        return Ok(bytes);
+    }
+    inflate(name, codec, data, claimed, budget)
+        .await
+        .map(Bytes::owned)
+}
+
+/// An unnamed file in the temporary folder, readable and writable by this process only
+/// (`O_TMPFILE | O_EXCL`: never linked into the folder, gone with its last descriptor or
+/// mapping, whatever way the process ends).
+#[cfg(target_os = "linux")]
+fn spill_file() -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE | libc::O_EXCL)
+        .open(std::env::temp_dir())
+        .ok()
+}
+
+/// Decodes the stream into a spill file, exactly `claimed` bytes, and maps it. `None` when
+/// anything goes wrong, the stream included: [`inflate`] then does it again in memory and
+/// says why.
+#[cfg(target_os = "linux")]
+async fn spill(codec: Codec, data: &[u8], claimed: u64) -> Option<Bytes> {
+    use std::io::Write;
+    let mut file = spill_file()?;
+    let mut written = 0u64;
+    let mut failed = false;
+    let mut sink = |chunk: &[u8]| {
+        let room = usize::try_from(claimed - written).unwrap_or(usize::MAX);
+        let chunk = &chunk[..chunk.len().min(room)];
+        if !failed && file.write_all(chunk).is_err() {
+            failed = true;
+        }
+        written += chunk.len() as u64;
+        written < claimed && !failed
+    };
+    let decoded = match codec {
+        Codec::Zlib => unzlib_chunks(data, &mut sink).await,
+        Codec::Zstd => unzstd_chunks(data, claimed, &mut sink).await,
+    };
+    if decoded.is_err() || failed || written != claimed {
+        return None;
+    }
+    let bytes = FileBytes::spilled(&file).ok()?;
+    (bytes.len() as u64 == claimed).then(|| Bytes::whole(std::rc::Rc::new(bytes)))
+}
+
+/// The zlib stream of [`unzlib`] decoded [`SPILL_CHUNK`] bytes at a time into `sink`,
+/// which says whether it wants more; a pause after each chunk when paced.
+#[cfg(target_os = "linux")]
+async fn unzlib_chunks(data: &[u8], sink: &mut dyn FnMut(&[u8]) -> bool) -> std::io::Result<()> {
+    let data = zlib_body(data)?;
+    let mut z = flate2::Decompress::new(false);
+    let mut buf = Vec::with_capacity(SPILL_CHUNK);
+    loop {
+        buf.clear();
+        let at = usize::try_from(z.total_in())
+            .unwrap_or(data.len())
+            .min(data.len());
+        let (was_in, was_out) = (z.total_in(), z.total_out());
+        let status = z
+            .decompress_vec(&data[at..], &mut buf, flate2::FlushDecompress::None)
+            .map_err(std::io::Error::other)?;
+        let more = sink(&buf);
+        let moved = z.total_in() != was_in || z.total_out() != was_out;
+        if status == flate2::Status::StreamEnd || !more || !moved {
+            return Ok(());
+        }
+        if super::pace::pacing() {
+            super::pace::pause().await;
+        }
+    }
+}
+
+/// The zstd frames of [`unzstd`] decoded [`SPILL_CHUNK`] bytes at a time into `sink`.
+#[cfg(target_os = "linux")]
+async fn unzstd_chunks(
+    mut data: &[u8],
+    claimed: u64,
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> std::io::Result<()> {
+    use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+    let window = claimed.max(8 << 20);
+    let mut buf = vec![0u8; SPILL_CHUNK];
+    while !data.is_empty() {
+        let mut frame =
+            match ruzstd::decoding::StreamingDecoder::new_with_max_window_size(&mut data, window) {
+                Ok(frame) => frame,
+                Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
+                    length,
+                    ..
+                })) => {
+                    data = usize::try_from(length)
+                        .ok()
+                        .and_then(|n| data.get(n..))
+                        .ok_or_else(|| std::io::Error::other("truncated skippable frame"))?;
+                    continue;
+                }
+                Err(e) => return Err(std::io::Error::other(e)),
+            };
+        loop {
+            let n = frame.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            if !sink(&buf[..n]) {
+                return Ok(());
+            }
+            if super::pace::pacing() {
+                super::pace::pause().await;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The deflate stream inside a zlib wrapper: CM 8 (deflate), a window of at most 32 KiB,
+/// no preset dictionary, FCHECK right.
+fn zlib_body(data: &[u8]) -> std::io::Result<&[u8]> {
+    match data {
+        [cmf, flg, rest @ ..]
+            if cmf & 0x0f == 8
+                && cmf >> 4 <= 7
+                && flg & 0x20 == 0
+                && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 =>
+        {
+            Ok(rest)
+        }
+        _ => Err(std::io::Error::other("invalid zlib header")),
+    }
 }
 
 /// Decompresses a stream whose header says it holds `claimed` bytes. A claim over what
@@ -299,22 +469,13 @@ const ZLIB_STEP: usize = 4 << 10;
 /// inflate time): corrupt DWARF is refused or answers garbage names either way, and the
 /// deflate stream's own structure still fails on most damage.
 async fn unzlib(data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
-    let data = match data {
-        // CM 8 (deflate), a window of at most 32 KiB, no preset dictionary, FCHECK.
-        [cmf, flg, rest @ ..]
-            if cmf & 0x0f == 8
-                && cmf >> 4 <= 7
-                && flg & 0x20 == 0
-                && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 =>
-        {
-            rest
-        }
-        _ => return Err(std::io::Error::other("invalid zlib header")),
-    };
+    let data = zlib_body(data)?;
     let mut z = flate2::Decompress::new(false);
     let paced = super::pace::pacing();
     loop {
-        let at = usize::try_from(z.total_in()).unwrap_or(data.len()).min(data.len());
+        let at = usize::try_from(z.total_in())
+            .unwrap_or(data.len())
+            .min(data.len());
         let end = if paced {
             data.len().min(at + ZLIB_STEP)
         } else {
@@ -452,6 +613,57 @@ mod tests {
 
     fn zstd(data: &[u8]) -> Vec<u8> {
         ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+    }
+
+    /// A big section goes to a spill file and reads back as the one inflated in memory,
+    /// paced or not, for both codecs; the budget counts it the same.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_spilled_section_is_the_section_inflated_in_memory() {
+        let mut x: u32 = 0x9e37_79b9;
+        let text: Vec<u8> = (0..(SPILL_MIN as u32 / 4 + 12_345))
+            .flat_map(|i| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                if i % 4 == 0 { x } else { i % 1021 }.to_le_bytes()
+            })
+            .collect();
+        let claimed = text.len() as u64;
+        for (codec, packed) in [(Codec::Zlib, zlib(&text)), (Codec::Zstd, zstd(&text))] {
+            let b = budget(0);
+            let spilled = finish(spill(codec, &packed, claimed)).expect("a spill file");
+            assert!(*spilled == *text, "{codec:?}");
+            let via = finish(inflate_section(".debug_info", codec, &packed, claimed, &b)).unwrap();
+            assert!(*via == *text, "{codec:?}");
+            assert_eq!(b.used.get(), claimed);
+            // Paced: the same bytes, with pauses.
+            let again = packed.clone();
+            let mut load =
+                crate::resolve::pace::Resumable::new(
+                    async move { spill(codec, &again, claimed).await },
+                );
+            let mut steps = 0;
+            let out = loop {
+                if let Some(out) = load.step(std::time::Instant::now()) {
+                    break out.expect("a spill file");
+                }
+                steps += 1;
+            };
+            assert!(*out == *text, "{codec:?}");
+            assert!(steps >= 1, "{codec:?}: {steps} pauses");
+            // A stream shorter than its claim is no spill: the memory path says why.
+            let e = finish(inflate_section(
+                ".debug_info",
+                codec,
+                &packed,
+                claimed + 1,
+                &b,
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("expected"), "{e}");
+        }
     }
 
     #[test]
