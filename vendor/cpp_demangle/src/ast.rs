@@ -177,6 +177,9 @@ struct ParseContextState {
     in_conversion: bool,
     // PATCH: whether we are parsing a lambda's parameter types.
     in_lambda_sig: bool,
+    // PATCH: whether we are parsing a constraint (`Q <expression>`), where LLVM
+    // names template parameters as they are mangled.
+    in_constraint: bool,
 }
 
 /// PATCH: the default recursion limit of parsing and of printing. Real names
@@ -266,6 +269,27 @@ impl ParseContext {
         state.in_conversion = in_conversion;
         self.state.set(state);
         previously_in_conversion
+    }
+
+    fn set_in_constraint(&self, in_constraint: bool) -> bool {
+        let mut state = self.state.get();
+        let previously = state.in_constraint;
+        state.in_constraint = in_constraint;
+        self.state.set(state);
+        previously
+    }
+
+    /// PATCH: parses a constraint (`Q <expression>`), where a template parameter
+    /// is printed as LLVM names it (its enclosing levels are not tracked there).
+    fn parse_constraint<'b>(
+        &self,
+        subs: &mut SubstitutionTable,
+        input: IndexStr<'b>,
+    ) -> Result<(Expression, IndexStr<'b>)> {
+        let was = self.set_in_constraint(true);
+        let r = Expression::parse(self, subs, input);
+        self.set_in_constraint(was);
+        r
     }
 
     fn set_in_lambda_sig(&self, in_lambda_sig: bool) -> bool {
@@ -605,6 +629,11 @@ where
     // then printed by its name as LLVM does (`T`, `T0`), not an error.
     in_requires: bool,
 
+    // PATCH: brackets opened and not closed since the innermost template argument
+    // list began (LLVM's `GtIsGt`): at 0, a `>` operator would close the list and
+    // is put in parentheses; outside any list it starts at 1.
+    gt_is_gt: isize,
+
     // We are currently demangling a template-prefix.
     is_template_prefix: bool,
 
@@ -661,6 +690,14 @@ where
 
         log!("DemangleContext::write: '{}'", s);
 
+        for b in s.bytes() {
+            match b {
+                b'(' | b'[' | b'{' => self.gt_is_gt += 1,
+                b')' | b']' | b'}' => self.gt_is_gt -= 1,
+                _ => {}
+            }
+        }
+
         if self.dry_run > 0 {
             self.dry_bytes += s.len();
             self.last_char_written = s.chars().last();
@@ -706,6 +743,7 @@ where
             last_char_written: None,
             is_lambda_arg: false,
             in_requires: false,
+            gt_is_gt: 1,
             is_template_prefix: false,
             is_template_prefix_in_nested_name: false,
             is_template_argument_pack: false,
@@ -882,6 +920,37 @@ where
         self.pack_index = index;
         self.pack_max = max;
         found
+    }
+
+    /// PATCH: the pattern once per element of the pack it names, as for a type
+    /// (`sp T_` over `0ul, 1ul` is `0ul, 1ul`; a call over `A, B` is
+    /// `forward<A>(fp), forward<B>(fp)`); nothing for an empty pack; `pattern...`
+    /// when no pack is named (a function parameter pack).
+    fn expand_pack<'prev>(
+        &mut self,
+        pack: &'a Expression,
+        scope: Option<ArgScopeStack<'prev, 'a>>,
+    ) -> fmt::Result {
+        let (index, max) = (self.pack_index, self.pack_max);
+        let result = match self.expression_pack_size(pack, scope) {
+            Err(e) => Err(e),
+            Ok(None) => {
+                self.pack_index = Some(0);
+                self.pack_max = None;
+                pack.demangle(self, scope).and_then(|_| write!(self, "..."))
+            }
+            Ok(Some(n)) => (0..n).try_for_each(|i| {
+                if i > 0 {
+                    write!(self, ", ")?;
+                }
+                self.pack_index = Some(i);
+                self.pack_max = Some(n);
+                pack.demangle(self, scope)
+            }),
+        };
+        self.pack_index = index;
+        self.pack_max = max;
+        result
     }
 
     /// PATCH: expressions separated by commas, where one that prints nothing
@@ -1757,7 +1826,7 @@ impl Parse for Encoding {
             if let Ok((ty, tail)) = try_recurse!(BareFunctionType::parse(ctx, subs, tail)) {
                 // PATCH: a trailing requires-clause (`Q <expression>`, C++20).
                 if let Ok(after) = consume(b"Q", tail) {
-                    let (requires, tail) = Expression::parse(ctx, subs, after)?;
+                    let (requires, tail) = ctx.parse_constraint(subs, after)?;
                     return Ok((Encoding::Function(name, ty, Some(Box::new(requires))), tail));
                 }
                 return Ok((Encoding::Function(name, ty, None), tail));
@@ -2736,6 +2805,16 @@ impl Parse for PrefixHandle {
                     current = Some(save(subs, prefix, tail_tail));
                     tail = tail_tail;
                 }
+                // PATCH: a hidden friend's name, only after its class's scope, as
+                // LLVM reads it (`F` elsewhere starts a function type).
+                Some(b'F') if current.is_some() => {
+                    let after = consume(b"F", tail)?;
+                    let (name, tail_tail) = UnqualifiedName::parse(ctx, subs, after)?;
+                    let name = UnqualifiedName::Friend(Box::new(name));
+                    let prefix = Prefix::Nested(current.unwrap(), name);
+                    current = Some(save(subs, prefix, tail_tail));
+                    tail = tail_tail;
+                }
                 Some(c) if UnqualifiedName::starts_with(c, &tail) => {
                     // Either
                     //
@@ -2942,6 +3021,9 @@ pub enum UnqualifiedName {
     UnnamedType(UnnamedTypeName, AbiTags),
     /// A closure type name
     ClosureType(ClosureTypeName, AbiTags),
+    /// PATCH: a hidden friend's name in its class's scope (`F <unqualified-name>`,
+    /// C++20 member-like constrained friends), as LLVM writes it: `C::friend f`.
+    Friend(Box<UnqualifiedName>),
 }
 
 impl Parse for UnqualifiedName {
@@ -3031,6 +3113,10 @@ where
                 closure.demangle(ctx, scope)?;
                 abi_tags.demangle(ctx, scope)
             }
+            UnqualifiedName::Friend(ref name) => {
+                write!(ctx, "friend ")?;
+                name.demangle(ctx, scope)
+            }
         };
         ctx.pop_demangle_node();
         ret
@@ -3043,6 +3129,7 @@ impl<'a> GetLeafName<'a> for UnqualifiedName {
             UnqualifiedName::Operator(..) | UnqualifiedName::CtorDtor(..) => None,
             UnqualifiedName::UnnamedType(ref name, _) => Some(LeafName::UnnamedType(name)),
             UnqualifiedName::ClosureType(ref closure, _) => closure.get_leaf_name(subs),
+            UnqualifiedName::Friend(ref name) => name.get_leaf_name(subs),
             UnqualifiedName::Source(ref name, _)
             | UnqualifiedName::LocalSourceName(ref name, ..) => Some(LeafName::SourceName(name)),
         }
@@ -3058,7 +3145,8 @@ impl IsCtorDtorConversion for UnqualifiedName {
             | UnqualifiedName::Source(..)
             | UnqualifiedName::LocalSourceName(..)
             | UnqualifiedName::UnnamedType(..)
-            | UnqualifiedName::ClosureType(..) => false,
+            | UnqualifiedName::ClosureType(..)
+            | UnqualifiedName::Friend(..) => false,
         }
     }
 }
@@ -5729,8 +5817,11 @@ where
 /// <template-param> ::= T_ # first template parameter
 ///                  ::= T <parameter-2 non-negative number> _
 /// ```
+///
+/// PATCH: the second field is, for a parameter read inside a constraint
+/// (`Q <expression>`), its level (`TL <level-1> _`, 0 without), for its name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TemplateParam(usize);
+pub struct TemplateParam(usize, Option<usize>);
 
 impl Parse for TemplateParam {
     fn parse<'a, 'b>(
@@ -5745,19 +5836,24 @@ impl Parse for TemplateParam {
         // template's level (clang 17+ in requires-clauses): read, its level dropped
         // (such clauses are printed only after a function, where an unresolved one
         // is named as LLVM names it).
-        let input = match consume(b"L", input) {
+        let (level, input) = match consume(b"L", input) {
             Ok(after) => {
-                let (_level, after) = parse_number(10, false, after)?;
-                consume(b"_", after)?
+                let (level, after) = parse_number(10, false, after)?;
+                (level as usize + 1, consume(b"_", after)?)
             }
-            Err(_) => input,
+            Err(_) => (0, input),
         };
         let (number, input) = match parse_number(10, false, input) {
             Ok((number, input)) => ((number + 1) as _, input),
             Err(_) => (0, input),
         };
         let input = consume(b"_", input)?;
-        Ok((TemplateParam(number), input))
+        let level = if ctx.state.get().in_constraint {
+            Some(level)
+        } else {
+            None
+        };
+        Ok((TemplateParam(number, level), input))
     }
 }
 
@@ -5776,19 +5872,26 @@ where
         // PATCH: a template parameter among a lambda's parameters is the
         // enclosing template's argument, as LLVM prints it (libiberty: `auto:1`);
         // with no enclosing template it is the generic lambda's own: `auto`.
+        // PATCH: inside a function's requires-clause, a parameter read there, or one
+        // with no argument in scope (a class template's), is named as it is mangled,
+        // as LLVM names it: `T`, `T0`, `TL0_` for `T_`, `T0_`, `TL0__`.
+        if ctx.in_requires && (self.1.is_some() || self.resolve(scope).is_err()) {
+            ctx.pop_demangle_node();
+            write!(ctx, "T")?;
+            if let Some(level) = self.1.filter(|&l| l > 0) {
+                write!(ctx, "L{}_", level - 1)?;
+            }
+            return match self.0 {
+                0 => Ok(()),
+                n => write!(ctx, "{}", n - 1),
+            };
+        }
         let ret = {
             let arg = match self.resolve(scope) {
                 Ok(arg) => arg,
                 Err(_) if ctx.is_lambda_arg => {
                     ctx.pop_demangle_node();
                     return write!(ctx, "auto");
-                }
-                Err(_) if ctx.in_requires => {
-                    ctx.pop_demangle_node();
-                    return match self.0 {
-                        0 => write!(ctx, "T"),
-                        n => write!(ctx, "T{}", n - 1),
-                    };
                 }
                 Err(e) => return Err(e),
             };
@@ -5999,7 +6102,7 @@ impl Parse for TemplateArgs {
         // PATCH: a requires-clause after the arguments (`Q <expression>`, C++20) is read
         // for its substitutions and not printed, as LLVM does.
         let tail = match consume(b"Q", tail) {
-            Ok(after) => Expression::parse(ctx, subs, after)?.1,
+            Ok(after) => ctx.parse_constraint(subs, after)?.1,
             Err(_) => tail,
         };
         let tail = consume(b"E", tail)?;
@@ -6021,6 +6124,7 @@ where
 
         // PATCH: `operator<<<int>` as LLVM writes it (no space after `<<`).
         write!(ctx, "<")?;
+        let gt_is_gt = core::mem::replace(&mut ctx.gt_is_gt, 0);
         ctx.push_demangle_node(DemangleNodeType::TemplateArgs);
         let mut need_comma = false;
         for arg_index in 0..self.0.len() {
@@ -6044,6 +6148,7 @@ where
             write!(ctx, " ")?;
         }
         ctx.pop_demangle_node();
+        ctx.gt_is_gt = gt_is_gt;
         write!(ctx, ">")?;
         Ok(())
     }
@@ -6792,13 +6897,28 @@ where
                 op.demangle(ctx, scope)?;
                 expr.demangle_as_operand(ctx, scope, Prec::Unary, false)
             }
+            // PATCH: `a[b]`, the array in parentheses unless it is primary, as LLVM
+            // writes a subscript (upstream: `a [] b`).
+            Expression::Binary(
+                OperatorName::Simple(SimpleOperatorName::Index),
+                ref lhs,
+                ref rhs,
+            ) => {
+                lhs.demangle_as_operand(ctx, scope, Prec::Postfix, false)?;
+                write!(ctx, "[")?;
+                rhs.demangle_as_operand(ctx, scope, Prec::Default, false)?;
+                write!(ctx, "]")
+            }
             Expression::Binary(ref op, ref lhs, ref rhs) => {
-                // `>` and `>>` would close a template argument list.
-                let paren_all = matches!(
-                    *op,
-                    OperatorName::Simple(SimpleOperatorName::Greater)
-                        | OperatorName::Simple(SimpleOperatorName::Shr)
-                );
+                // PATCH: `>` and `>>` would close a template argument list: in
+                // parentheses directly inside one, as LLVM writes them (not in a
+                // `decltype(…)` or a function's requires-clause).
+                let paren_all = ctx.gt_is_gt == 0
+                    && matches!(
+                        *op,
+                        OperatorName::Simple(SimpleOperatorName::Greater)
+                            | OperatorName::Simple(SimpleOperatorName::Shr)
+                    );
                 let prec = self.precedence();
                 let is_assign = prec == Prec::Assign;
                 if paren_all {
@@ -7069,32 +7189,8 @@ where
                 write!(ctx, ")")?;
                 Ok(())
             }
-            // PATCH: the pattern once per element of the pack it names, as for
-            // a type (`sp T_` over `0ul, 1ul` is `0ul, 1ul`; a call over `A, B`
-            // is `forward<A>(fp), forward<B>(fp)`); nothing for an empty pack;
-            // `pattern...` when no pack is named (a function parameter pack).
-            Expression::PackExpansion(ref pack) => {
-                let (index, max) = (ctx.pack_index, ctx.pack_max);
-                let result = match ctx.expression_pack_size(pack, scope) {
-                    Err(e) => Err(e),
-                    Ok(None) => {
-                        ctx.pack_index = Some(0);
-                        ctx.pack_max = None;
-                        pack.demangle(ctx, scope).and_then(|_| write!(ctx, "..."))
-                    }
-                    Ok(Some(n)) => (0..n).try_for_each(|i| {
-                        if i > 0 {
-                            write!(ctx, ", ")?;
-                        }
-                        ctx.pack_index = Some(i);
-                        ctx.pack_max = Some(n);
-                        pack.demangle(ctx, scope)
-                    }),
-                };
-                ctx.pack_index = index;
-                ctx.pack_max = max;
-                result
-            }
+            // PATCH: the pattern once per element of the pack (`expand_pack`).
+            Expression::PackExpansion(ref pack) => ctx.expand_pack(pack, scope),
             Expression::Throw(ref expr) => {
                 write!(ctx, "throw ")?;
                 expr.demangle(ctx, scope)
@@ -7248,32 +7344,6 @@ impl Expression {
         if paren {
             write!(ctx, ")")?;
         }
-        Ok(())
-    }
-
-    fn demangle_as_subexpr<'subs, 'prev, 'ctx, W>(
-        &'subs self,
-        ctx: &'ctx mut DemangleContext<'subs, W>,
-        scope: Option<ArgScopeStack<'prev, 'subs>>,
-    ) -> fmt::Result
-    where
-        W: 'subs + DemangleWrite,
-    {
-        let needs_parens = match *self {
-            Expression::FunctionParam(_) | Expression::Primary(ExprPrimary::External(_)) => false,
-            _ => true,
-        };
-
-        if needs_parens {
-            write!(ctx, "(")?;
-        }
-
-        self.demangle(ctx, scope)?;
-
-        if needs_parens {
-            write!(ctx, ")")?;
-        }
-
         Ok(())
     }
 }
@@ -7807,6 +7877,17 @@ where
                 _,
                 _,
             ) => write!(ctx, "nullptr"),
+            // PATCH: a floating-point literal of the exact width (the value's bytes
+            // in hex) printed as C's `%a` prints it, as LLVM does: `0x1.4p+1`,
+            // `0x1.8p+0f`, `0x8p-3L` (upstream: `(double)[4004000000000000]`).
+            ExprPrimary::Literal(
+                TypeHandle::Builtin(BuiltinType::Standard(ref ty)),
+                start,
+                end,
+            ) if float_literal(ty, &ctx.input[start..end]).is_some() => {
+                let text = float_literal(ty, &ctx.input[start..end]).unwrap_or_default();
+                ctx.write_str(&text)
+            }
             ExprPrimary::Literal(
                 ref ty @ TypeHandle::Builtin(BuiltinType::Standard(StandardBuiltinType::Double)),
                 start,
@@ -7851,6 +7932,78 @@ where
             }
         }
     }
+}
+
+/// PATCH: the text LLVM prints for a floating-point literal of type `ty` whose
+/// mangled bytes are `hex` (big-endian): glibc's `%a` of the value, `f` after a
+/// `float`, `L` after a `long double` (x87's 80 bits); `None` for any other type
+/// or width.
+fn float_literal(ty: &StandardBuiltinType, hex: &[u8]) -> Option<String> {
+    let (digits, suffix) = match *ty {
+        StandardBuiltinType::Float => (8, "f"),
+        StandardBuiltinType::Double => (16, ""),
+        StandardBuiltinType::LongDouble => (20, "L"),
+        _ => return None,
+    };
+    if hex.len() != digits || !hex.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    let bits = u128::from_str_radix(str::from_utf8(hex).ok()?, 16).ok()?;
+    let strip = |frac: u64, width: usize| {
+        let s = format!("{:0width$x}", frac, width = width);
+        s.trim_end_matches('0').to_string()
+    };
+    let (negative, body) = if *ty == StandardBuiltinType::LongDouble {
+        // An explicit integer bit: glibc prints the mantissa's top four bits as
+        // the digit before the point.
+        let negative = bits >> 79 & 1 == 1;
+        let exp = (bits >> 64) as u64 & 0x7fff;
+        let mant = bits as u64;
+        let body = if exp == 0x7fff {
+            if mant << 1 == 0 {
+                "inf".into()
+            } else {
+                "nan".into()
+            }
+        } else if exp == 0 && mant == 0 {
+            "0x0p+0".to_string()
+        } else {
+            let frac = strip(mant & ((1 << 60) - 1), 15);
+            let exp = exp.max(1) as i64 - 16383 - 3;
+            let dot = if frac.is_empty() { "" } else { "." };
+            format!("0x{:x}{}{}p{:+}", mant >> 60, dot, frac, exp)
+        };
+        (negative, body)
+    } else {
+        // A float is printed as the double it converts to.
+        let d = if digits == 8 {
+            f32::from_bits(bits as u32) as f64
+        } else {
+            f64::from_bits(bits as u64)
+        };
+        let bits = d.to_bits();
+        let exp = (bits >> 52) & 0x7ff;
+        let mant = bits & ((1 << 52) - 1);
+        let body = if d.is_infinite() {
+            "inf".to_string()
+        } else if d.is_nan() {
+            "nan".to_string()
+        } else if exp == 0 && mant == 0 {
+            "0x0p+0".to_string()
+        } else {
+            let frac = strip(mant, 13);
+            let dot = if frac.is_empty() { "" } else { "." };
+            let lead = if exp == 0 { 0 } else { 1 };
+            format!("0x{}{}{}p{:+}", lead, dot, frac, exp.max(1) as i64 - 1023)
+        };
+        (d.is_sign_negative(), body)
+    };
+    Some(format!(
+        "{}{}{}",
+        if negative { "-" } else { "" },
+        body,
+        suffix
+    ))
 }
 
 /// The `<initializer>` production.
@@ -9082,30 +9235,49 @@ where
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
 
+        // PATCH: as LLVM writes a fold: the pack expanded in parentheses
+        // (`(fp...)` for a function parameter pack, `(sizeof (int), sizeof (char))`
+        // for a template one), the operator spaced, an initializer as a cast's
+        // operand: `((fp...) && ...)`, `(1 * ... * (fp...))`.
+        let pack = |ctx: &mut DemangleContext<'subs, W>, expr: &'subs Expression| {
+            write!(ctx, "(")?;
+            ctx.expand_pack(expr, scope)?;
+            write!(ctx, ")")
+        };
+        write!(ctx, "(")?;
         match self {
             FoldExpr::UnaryLeft(ref operator, ref expr) => {
-                write!(ctx, "(...")?;
+                write!(ctx, "... ")?;
                 operator.demangle(ctx, scope)?;
-                expr.demangle_as_subexpr(ctx, scope)?;
-                write!(ctx, ")")
+                write!(ctx, " ")?;
+                pack(ctx, expr)?;
             }
             FoldExpr::UnaryRight(ref operator, ref expr) => {
-                write!(ctx, "(")?;
-                expr.demangle_as_subexpr(ctx, scope)?;
+                pack(ctx, expr)?;
+                write!(ctx, " ")?;
                 operator.demangle(ctx, scope)?;
-                write!(ctx, "...)")
+                write!(ctx, " ...")?;
             }
-            FoldExpr::BinaryLeft(ref operator, ref expr1, ref expr2)
-            | FoldExpr::BinaryRight(ref operator, ref expr1, ref expr2) => {
-                write!(ctx, "(")?;
-                expr1.demangle_as_subexpr(ctx, scope)?;
+            FoldExpr::BinaryLeft(ref operator, ref init, ref expr) => {
+                init.demangle_as_operand(ctx, scope, Prec::Cast, true)?;
+                write!(ctx, " ")?;
                 operator.demangle(ctx, scope)?;
-                write!(ctx, "...")?;
+                write!(ctx, " ... ")?;
                 operator.demangle(ctx, scope)?;
-                expr2.demangle_as_subexpr(ctx, scope)?;
-                write!(ctx, ")")
+                write!(ctx, " ")?;
+                pack(ctx, expr)?;
+            }
+            FoldExpr::BinaryRight(ref operator, ref expr, ref init) => {
+                pack(ctx, expr)?;
+                write!(ctx, " ")?;
+                operator.demangle(ctx, scope)?;
+                write!(ctx, " ... ")?;
+                operator.demangle(ctx, scope)?;
+                write!(ctx, " ")?;
+                init.demangle_as_operand(ctx, scope, Prec::Cast, true)?;
             }
         }
+        write!(ctx, ")")
     }
 }
 
@@ -9264,7 +9436,7 @@ impl Parse for Requirement {
             return Ok((Requirement::Type(ty), tail));
         }
         let tail = consume(b"Q", input)?;
-        let (expr, tail) = Expression::parse(ctx, subs, tail)?;
+        let (expr, tail) = ctx.parse_constraint(subs, tail)?;
         Ok((Requirement::Nested(Box::new(expr)), tail))
     }
 }
@@ -10130,7 +10302,7 @@ mod tests {
                         PrefixHandle::BackReference(1),
                         b"...",
                         [
-                            Substitutable::Prefix(Prefix::TemplateParam(TemplateParam(0))),
+                            Substitutable::Prefix(Prefix::TemplateParam(TemplateParam(0, None))),
                         ]
                     }
                     b"DTtrE..." => {
@@ -10253,7 +10425,7 @@ mod tests {
                         TypeHandle::BackReference(1),
                         b"...",
                         [
-                            Substitutable::Type(Type::TemplateParam(TemplateParam(0))),
+                            Substitutable::Type(Type::TemplateParam(TemplateParam(0, None))),
                         ]
                     }
                     b"T_IS_E..." => {
@@ -10261,7 +10433,7 @@ mod tests {
                         b"...",
                         [
                             Substitutable::TemplateTemplateParam(
-                                TemplateTemplateParam(TemplateParam(0))),
+                                TemplateTemplateParam(TemplateParam(0, None))),
                             Substitutable::Type(
                                 Type::TemplateTemplate(
                                     TemplateTemplateParamHandle::BackReference(1),
@@ -10751,7 +10923,7 @@ mod tests {
     fn parse_template_template_param_handle() {
         assert_parse!(TemplateTemplateParamHandle {
             with subs [
-                Substitutable::TemplateTemplateParam(TemplateTemplateParam(TemplateParam(0)))
+                Substitutable::TemplateTemplateParam(TemplateTemplateParam(TemplateParam(0, None)))
             ] => {
                 Ok => {
                     b"S_..." => {
@@ -10763,7 +10935,7 @@ mod tests {
                         TemplateTemplateParamHandle::BackReference(1),
                         b"...",
                         [
-                            Substitutable::TemplateTemplateParam(TemplateTemplateParam(TemplateParam(2)))
+                            Substitutable::TemplateTemplateParam(TemplateTemplateParam(TemplateParam(2, None)))
                         ]
                     }
                 }
@@ -11322,7 +11494,7 @@ mod tests {
                         []
                     }
                     b"T_..." => {
-                        Expression::TemplateParam(TemplateParam(0)),
+                        Expression::TemplateParam(TemplateParam(0, None)),
                         b"...",
                         []
                     }
@@ -11342,7 +11514,7 @@ mod tests {
                     }
                     b"dtT_3abc..." => {
                         Expression::Member(
-                            Box::new(Expression::TemplateParam(TemplateParam(0))),
+                            Box::new(Expression::TemplateParam(TemplateParam(0, None))),
                             MemberName(
                                 Name::Unscoped(
                                     UnscopedName::Unqualified(
@@ -11358,7 +11530,7 @@ mod tests {
                     }
                     b"ptT_3abc..." => {
                         Expression::DerefMember(
-                            Box::new(Expression::TemplateParam(TemplateParam(0))),
+                            Box::new(Expression::TemplateParam(TemplateParam(0, None))),
                             MemberName(
                                 Name::Unscoped(
                                     UnscopedName::Unqualified(
@@ -11400,13 +11572,13 @@ mod tests {
                     //               ::= ds <expression> <expression>                 # expr.*expr
                     b"dsT_T_..." => {
                         Expression::PointerToMember(
-                            Box::new(Expression::TemplateParam(TemplateParam(0))),
-                            Box::new(Expression::TemplateParam(TemplateParam(0)))),
+                            Box::new(Expression::TemplateParam(TemplateParam(0, None))),
+                            Box::new(Expression::TemplateParam(TemplateParam(0, None)))),
                         b"...",
                         []
                     }
                     b"sZT_..." => {
-                        Expression::SizeofTemplatePack(TemplateParam(0)),
+                        Expression::SizeofTemplatePack(TemplateParam(0, None)),
                         b"...",
                         []
                     }
@@ -11423,7 +11595,7 @@ mod tests {
                     }
                     b"spT_..." => {
                         Expression::PackExpansion(
-                            Box::new(Expression::TemplateParam(TemplateParam(0)))),
+                            Box::new(Expression::TemplateParam(TemplateParam(0, None)))),
                         b"...",
                         []
                     }
@@ -11431,7 +11603,7 @@ mod tests {
                         Expression::Fold(
                             FoldExpr::UnaryLeft(
                                 SimpleOperatorName::Add,
-                                Box::new(Expression::TemplateParam(TemplateParam(0))),
+                                Box::new(Expression::TemplateParam(TemplateParam(0, None))),
                             )
                         ),
                         b"...",
@@ -11441,7 +11613,7 @@ mod tests {
                         Expression::Fold(
                             FoldExpr::UnaryRight(
                                 SimpleOperatorName::LogicalAnd,
-                                Box::new(Expression::TemplateParam(TemplateParam(0))),
+                                Box::new(Expression::TemplateParam(TemplateParam(0, None))),
                             )
                         ),
                         b"...",
@@ -11452,16 +11624,16 @@ mod tests {
                             FoldExpr::BinaryRight(
                                 SimpleOperatorName::LogicalOr,
                                 Box::new(Expression::PackExpansion(
-                                    Box::new(Expression::TemplateParam(TemplateParam(0))))),
+                                    Box::new(Expression::TemplateParam(TemplateParam(0, None))))),
                                 Box::new(Expression::PackExpansion(
-                                    Box::new(Expression::TemplateParam(TemplateParam(1))))),
+                                    Box::new(Expression::TemplateParam(TemplateParam(1, None))))),
                             )
                         ),
                         b"...",
                         []
                     }
                     b"twT_..." => {
-                        Expression::Throw(Box::new(Expression::TemplateParam(TemplateParam(0)))),
+                        Expression::Throw(Box::new(Expression::TemplateParam(TemplateParam(0, None)))),
                         b"...",
                         []
                     }
@@ -11541,7 +11713,7 @@ mod tests {
                         ),
                         b"...",
                         [
-                            Substitutable::UnresolvedType(UnresolvedType::Template(TemplateParam(0), None))
+                            Substitutable::UnresolvedType(UnresolvedType::Template(TemplateParam(0, None), None))
                         ]
                     }
                 }
@@ -11676,7 +11848,7 @@ mod tests {
                         b"...",
                         [
                             Substitutable::UnresolvedType(
-                                UnresolvedType::Template(TemplateParam(0), None)),
+                                UnresolvedType::Template(TemplateParam(0, None), None)),
                         ]
                     }
                     b"T_IS_E..." => {
@@ -11684,7 +11856,7 @@ mod tests {
                         b"...",
                         [
                             Substitutable::UnresolvedType(
-                                UnresolvedType::Template(TemplateParam(0), Some(TemplateArgs(vec![
+                                UnresolvedType::Template(TemplateParam(0, None), Some(TemplateArgs(vec![
                                     TemplateArg::Type(TypeHandle::BackReference(0))
                                 ])))),
                         ]
@@ -12536,7 +12708,7 @@ mod tests {
                     b"..."
                 }
                 b"DUsZT_" => {
-                    BuiltinType::Parametric(ParametricBuiltinType::UnsignedBitIntExpression(Box::new(Expression::SizeofTemplatePack(TemplateParam(0))))),
+                    BuiltinType::Parametric(ParametricBuiltinType::UnsignedBitIntExpression(Box::new(Expression::SizeofTemplatePack(TemplateParam(0, None))))),
                     b""
                 }
                 b"DF128_..." => {
@@ -12562,11 +12734,11 @@ mod tests {
         assert_parse!(TemplateParam {
             Ok => {
                 b"T_..." => {
-                    TemplateParam(0),
+                    TemplateParam(0, None),
                     b"..."
                 }
                 b"T3_..." => {
-                    TemplateParam(4),
+                    TemplateParam(4, None),
                     b"..."
                 }
             }

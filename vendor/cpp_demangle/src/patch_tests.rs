@@ -405,3 +405,86 @@ fn new_expressions_as_llvm_writes_them() {
         "decltype(::new((void*)(0)) char(declval<char const&>())) std::construct_at<char, char const&>(char*, char const&)",
     )]);
 }
+
+#[test]
+fn constraint_template_params_as_llvm_names_them() {
+    check(&[
+        ("_ZN1AIiE1fEvQ1CITL0__E", "A<int>::f() requires C<TL0_>"),
+        (
+            "_ZN1AIiE1fEvQ1CIT_TL0_0_E",
+            "A<int>::f() requires C<T, TL0_0>",
+        ),
+        ("_Z1fIiEvvQ1CIT_E", "void f<int>() requires C<T>"),
+        // Through a substitution made outside the clause it is the argument.
+        (
+            "_Z8trailingIlEiT_QaagtstS0_Li2Esr3stdE8integralIS0_E",
+            "int trailing<long>(long) requires sizeof (long) > 2 && std::integral<long>",
+        ),
+    ]);
+}
+
+#[test]
+fn hidden_friends_as_llvm_writes_them() {
+    check(&[
+        (
+            "_ZN1XFeqERKS_S1_",
+            "X::friend operator==(X const&, X const&)",
+        ),
+        ("_ZN1XIiEF1fEv", "X<int>::friend f()"),
+    ]);
+}
+
+#[test]
+fn float_literals_as_llvm_writes_them() {
+    check(&[
+        ("_Z3dblILd4004000000000000EEiv", "int dbl<0x1.4p+1>()"),
+        ("_Z1fILf3fc00000EEvv", "void f<0x1.8p+0f>()"),
+        ("_Z1fILe3fff8000000000000000EEvv", "void f<0x8p-3L>()"),
+        (
+            "_Z1fILd0000000000000001EEvv",
+            "void f<0x0.0000000000001p-1022>()",
+        ),
+        (
+            "_Z1fILdbff5555555555555EEvv",
+            "void f<-0x1.5555555555555p+0>()",
+        ),
+        ("_Z1fILdfff8000000000000EEvv", "void f<-nan>()"),
+        ("_Z1fILd8000000000000000EEvv", "void f<-0x0p+0>()"),
+        (
+            "_Z1fILe00000000000000000001EEvv",
+            "void f<0x0.000000000000001p-16385L>()",
+        ),
+    ]);
+}
+
+#[test]
+fn folds_and_subscripts_as_llvm_writes_them() {
+    check(&[
+        (
+            "_Z5sizesIJicdEESt17integral_constantImXfRplstT_Li0EEEv",
+            "std::integral_constant<unsigned long, ((sizeof (int), sizeof (char), sizeof (double)) + ... + 0)> sizes<int, char, double>()",
+        ),
+        (
+            "_Z9foldexprsIJbbEEDTcmcmcmfraafp_floofp_fRplfp_Li1EfLmlLi1Efp_EDpT_",
+            "decltype(((fp...) && ...), (... || (fp...)), ((fp...) + ... + 1), (1 * ... * (fp...))) foldexprs<bool, bool>(bool, bool)",
+        ),
+        ("_Z1fIJicEEvvQfrooT_", "void f<int, char>() requires ((T...) || ...)"),
+        ("_Z1gIiEDTixadL_Z1aELi0EEv", "decltype((&a)[0]) g<int>()"),
+        (
+            "_Z9cast_exprIiEDTplplplplplsclfp_ixrcPcadfp_Li0EccKT_fp_tlS1_EcvS1_Li1EcvS1_Li2EES1_",
+            "decltype(static_cast<long>(fp) + (reinterpret_cast<char*>(&fp))[0] + const_cast<int const>(fp) + int{} + (int)(1) + (int)(2)) cast_expr<int>(int)",
+        ),
+    ]);
+}
+
+#[test]
+fn greater_in_parentheses_only_inside_template_args() {
+    check(&[
+        (
+            "_ZNKSt7greaterIvEclIRiS2_EEDTgtclsr3stdE7forwardIT_Efp_Eclsr3stdE7forwardIT0_Efp0_EEOS3_OS4_",
+            "decltype(std::forward<int&>(fp) > std::forward<int&>(fp0)) std::greater<void>::operator()<int&, int&>(int&, int&) const",
+        ),
+        ("_Z1fIiEvPAgtLi1ELi0E_i", "void f<int>(int (*) [1 > 0])"),
+        ("_Z1fIiEN1AIXgtLi1ELi0EEE1tEv", "A<(1 > 0)>::t f<int>()"),
+    ]);
+}
