@@ -36,8 +36,8 @@ pub fn main() -> std::process::ExitCode {
     let code = match crate::cli::parse(args, std::env::var("PROFILER_URL").ok()) {
         Ok(invocation) => run(invocation),
         Err(e) => {
-            crate::elog!("error: {e}");
-            crate::elog!("Run with --help for usage.");
+            crate::log::elog!("error: {e}");
+            crate::log::elog!("Run with --help for usage.");
             EXIT_USAGE
         }
     };
@@ -69,7 +69,7 @@ pub fn run(inv: Invocation) -> u8 {
         }
         Command::Version => {
             // The platform too: a bug report then says which build it came from.
-            crate::out!(
+            crate::log::out!(
                 "profiler-symbol-server {} ({} {})",
                 env!("CARGO_PKG_VERSION"),
                 std::env::consts::OS,
@@ -91,7 +91,7 @@ pub fn run(inv: Invocation) -> u8 {
                 let sidecar = crate::ci::default_sidecar(&p.path);
                 if sidecar.is_file() {
                     if !quiet {
-                        crate::elog!(
+                        crate::log::elog!(
                             "Using symbols from {} where no local file has them.",
                             sidecar.display()
                         );
@@ -103,7 +103,7 @@ pub fn run(inv: Invocation) -> u8 {
             let srv = match Server::start(&server, profile, api, quiet) {
                 Ok(s) => s,
                 Err(e) => {
-                    crate::elog!("error: {e}");
+                    crate::log::elog!("error: {e}");
                     return EXIT_FAILURE;
                 }
             };
@@ -111,13 +111,13 @@ pub fn run(inv: Invocation) -> u8 {
             // shows at once.
             let url = srv.profiler_url();
             if !quiet {
-                crate::elog!("Local server listening at http://{}", srv.local_addr());
+                crate::log::elog!("Local server listening at http://{}", srv.local_addr());
                 if let Some(note) = srv.exposure_note() {
-                    crate::elog!("{note}");
+                    crate::log::elog!("{note}");
                 }
             }
             if server.no_open {
-                crate::out!("{url}");
+                crate::log::out!("{url}");
                 let _ = std::io::stdout().flush();
             } else {
                 // The token goes in no log line and no command line: the browser gets a
@@ -125,27 +125,27 @@ pub fn run(inv: Invocation) -> u8 {
                 // goes to stdout (as with --no-open), even with -q: it is the only way in.
                 let fallback = url.clone();
                 let failed = move |why: String| {
-                    crate::elog!(
+                    crate::log::elog!(
                         "warning: could not open a browser ({why}); open the URL printed on stdout"
                     );
-                    crate::out!("{fallback}");
+                    crate::log::out!("{fallback}");
                 };
                 match crate::server::open_browser(&url, failed) {
-                    Ok(file) if !quiet => crate::elog!(
+                    Ok(file) if !quiet => crate::log::elog!(
                         "Opening the profiler in a browser (through {}).",
                         file.display()
                     ),
                     Ok(_) => {}
                     Err(e) => {
-                        crate::elog!(
+                        crate::log::elog!(
                             "warning: could not open a browser: {e}; open the URL printed on stdout"
                         );
-                        crate::out!("{url}");
+                        crate::log::out!("{url}");
                     }
                 }
             }
             if !quiet {
-                crate::elog!("Press Ctrl-C to stop.");
+                crate::log::elog!("Press Ctrl-C to stop.");
             }
             srv.run();
             EXIT_OK
@@ -154,7 +154,7 @@ pub fn run(inv: Invocation) -> u8 {
             let body = match read_request(request.as_deref()) {
                 Ok(b) => b,
                 Err(e) => {
-                    crate::elog!("error: {e}");
+                    crate::log::elog!("error: {e}");
                     return EXIT_FAILURE;
                 }
             };
@@ -183,7 +183,7 @@ pub fn run(inv: Invocation) -> u8 {
             let (code, text) = match answer {
                 Ok(answer) => (EXIT_OK, answer.into_vec()),
                 Err(e) => {
-                    crate::elog!("error: {}", e.message);
+                    crate::log::elog!("error: {}", e.message);
                     // Written as the server writes its answers: `Value`'s `Display` would
                     // link two more copies of its writer (12 KB).
                     let text = serde_json::to_vec(&e.to_json()).unwrap_or_default();
@@ -193,7 +193,7 @@ pub fn run(inv: Invocation) -> u8 {
             let mut out = std::io::stdout().lock();
             let written = out.write_all(&text).and_then(|()| writeln!(out));
             if let Err(e) = written {
-                crate::elog!("error: writing the answer to stdout: {e}");
+                crate::log::elog!("error: writing the answer to stdout: {e}");
                 return EXIT_FAILURE;
             }
             code
@@ -213,7 +213,7 @@ pub fn run(inv: Invocation) -> u8 {
                 Ok(outcome) if outcome.nothing_resolved() => EXIT_NOTHING_RESOLVED,
                 Ok(_) => EXIT_OK,
                 Err(e) => {
-                    crate::elog!("error: {}", e.0);
+                    crate::log::elog!("error: {}", e.0);
                     EXIT_FAILURE
                 }
             }
@@ -225,7 +225,7 @@ pub fn run(inv: Invocation) -> u8 {
 /// JSON is a usage error, an unreadable one a runtime failure.
 fn open_profile(path: &Path) -> Result<ProfileFile, u8> {
     ProfileFile::open(path).map_err(|e| {
-        crate::elog!("error: {e}");
+        crate::log::elog!("error: {e}");
         if e.not_a_profile {
             EXIT_USAGE
         } else {
@@ -244,7 +244,7 @@ fn warn_missing_inputs(opts: &SymbolOptions) {
     ];
     for (flag, paths) in given {
         for p in paths.iter().filter(|p| !p.exists()) {
-            crate::elog!("warning: {flag} {}: no such file or folder", p.display());
+            crate::log::elog!("warning: {flag} {}: no such file or folder", p.display());
         }
     }
 }

@@ -187,7 +187,7 @@ impl Api {
             }
         }
         if work.is_empty() && !self.quiet {
-            crate::elog!(
+            crate::log::elog!(
                 "Resolved {} of the profile's {} ahead of the profiler's requests.",
                 crate::log::count(work.resolved, "address", "addresses"),
                 crate::log::count(work.done as u64, "module", "modules")

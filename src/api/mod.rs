@@ -203,7 +203,7 @@ impl Api {
             match spawned {
                 Ok(_) => Some(rx),
                 Err(e) => {
-                    crate::elog!(
+                    crate::log::elog!(
                         "warning: cannot start a thread to read the profile's libraries ({e}); \
                          symbolicating without them"
                     );
@@ -231,7 +231,7 @@ impl Api {
     /// lines: the server calls it once a burst of requests is over, `query` at the end.
     pub fn say_advice(&mut self) {
         for line in self.advisor.take_lines() {
-            crate::elog!("{line}");
+            crate::log::elog!("{line}");
         }
     }
 
@@ -266,12 +266,14 @@ impl Api {
             self.libs_progress += 1;
             self.reader = None;
             let (list, wanted) = all.unwrap_or_else(|e| {
-                crate::elog!("warning: {e}; symbolicating without the profile's library hints");
+                crate::log::elog!(
+                    "warning: {e}; symbolicating without the profile's library hints"
+                );
                 (LibList::default(), Vec::new())
             });
             self.idle = Some(idle::IdleWork::new(wanted));
             if !self.quiet {
-                crate::elog!(
+                crate::log::elog!(
                     "Found {} with debug IDs in the profile.",
                     crate::log::count(list.len() as u64, "library", "libraries")
                 );

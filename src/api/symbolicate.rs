@@ -53,7 +53,7 @@ impl Api {
             if !self.quiet && !waiting && self.told.insert((name.to_string(), id.clone())) {
                 let verbose = self.store.verbose();
                 let line = self.advisor.report(name, &answer, lib.as_ref(), verbose);
-                crate::elog!("{line}");
+                crate::log::elog!("{line}");
             }
             let answer = match answer {
                 Ok(module) => match module.places_sorted(&offsets, encode) {

@@ -183,7 +183,7 @@ pub fn symbolicate(
                 work.results = match module.lookup_sorted(&offsets) {
                     Ok(r) => r,
                     Err(e) => {
-                        crate::elog!("warning: {name}: {} ({})", e.message, e.kind);
+                        crate::log::elog!("warning: {name}: {} ({})", e.message, e.kind);
                         vec![None; offsets.len()]
                     }
                 };
@@ -311,20 +311,20 @@ pub fn symbolicate(
             n if n == 0 || processed => String::new(),
             n => format!(" ({n} outside every lib, kept as they are)"),
         };
-        crate::elog!(
+        crate::log::elog!(
             "{}: {}, {resolved} of {asked} addresses resolved{outside}, in {:.2} s",
             profile_path.display(),
             crate::log::count(modules.len() as u64, "module", "modules"),
             started.elapsed().as_secs_f64()
         );
         for line in summary.iter().chain(&advisor.take_lines()) {
-            crate::elog!("{line}");
+            crate::log::elog!("{line}");
         }
         if let Some(out) = output {
-            crate::elog!("  wrote {}", out.display());
+            crate::log::elog!("  wrote {}", out.display());
         }
         if let Some(s) = &sidecar {
-            crate::elog!("  wrote {}", s.display());
+            crate::log::elog!("  wrote {}", s.display());
         }
     }
     if left > 0 {
@@ -359,7 +359,7 @@ pub fn symbolicate(
         } else {
             "warning"
         };
-        crate::elog!(
+        crate::log::elog!(
             "{level}: {} of {asked} addresses stayed unresolved ({}){flag}",
             left,
             why.join("; ")

@@ -219,7 +219,7 @@ impl Remote {
             }
         }
         if !no_cache.is_empty() {
-            crate::elog!(
+            crate::log::elog!(
                 "warning: no cache folder (HOME, XDG_CACHE_HOME or LOCALAPPDATA is unset): {} not used; name one with --breakpad-symbol-cache, --windows-symbol-cache or DEBUGINFOD_CACHE_PATH",
                 no_cache.join(", ")
             );
@@ -230,7 +230,7 @@ impl Remote {
             Ok(()) => true,
             Err(e) => {
                 if !refused.contains(&s.cache) {
-                    crate::elog!("warning: {e}; symbol servers using it are not asked");
+                    crate::log::elog!("warning: {e}; symbol servers using it are not asked");
                     refused.push(s.cache.clone());
                 }
                 false
@@ -434,7 +434,7 @@ impl Remote {
         if ours {
             let _ = std::fs::remove_file(&c.path);
         } else if self.verbose {
-            crate::elog!(
+            crate::log::elog!(
                 "  {}: not used; left in place, this program did not write it",
                 c.path.display()
             );
@@ -449,7 +449,7 @@ impl Remote {
         match curl::start(&job.url, &src.cache, &job.rel, job.source) {
             Ok(d) => {
                 if self.verbose {
-                    crate::elog!("  fetching {}", job.url);
+                    crate::log::elog!("  fetching {}", job.url);
                 }
                 // Not listed in the index: only what was stored is. A partial file that a
                 // killed run leaves is recognised by its name (`evict`).
@@ -460,7 +460,7 @@ impl Remote {
             }
             Err(curl::StartError::CurlMissing) => {
                 if !self.curl_missing {
-                    crate::elog!(
+                    crate::log::elog!(
                         "warning: curl is not installed: symbol servers are not used, only local files"
                     );
                 }
@@ -468,7 +468,7 @@ impl Remote {
                 None
             }
             Err(curl::StartError::Other(message)) => {
-                crate::elog!("warning: {}: {message}", job.url);
+                crate::log::elog!("warning: {}: {message}", job.url);
                 self.missed.insert(job.url);
                 None
             }
@@ -520,12 +520,12 @@ impl Remote {
                 // It answered: a later failure starts from the first pause again.
                 self.down[d.source] = Backoff::default();
                 if self.verbose {
-                    crate::elog!("  fetched {}", d.url);
+                    crate::log::elog!("  fetched {}", d.url);
                 }
                 if !self.quiet
                     && let Some(line) = d.done_line()
                 {
-                    crate::elog!("  {line}");
+                    crate::log::elog!("  {line}");
                 }
                 let dest = d.root.join(&d.rel);
                 self.wrote.insert(dest.clone());
@@ -549,7 +549,7 @@ impl Remote {
                     // Said once per pause: meanwhile the run works from local data and
                     // the other servers.
                     if let Some(pause) = self.down[d.source].fail(self.first_pause) {
-                        crate::elog!(
+                        crate::log::elog!(
                             "warning: symbol server {} failed ({message}); not asked again for {} (each failure in a row doubles the pause, up to {})",
                             self.sources[d.source].base,
                             shown(pause),
@@ -558,7 +558,7 @@ impl Remote {
                     }
                 } else {
                     if !self.quiet {
-                        crate::elog!("warning: {}: {message}", d.url);
+                        crate::log::elog!("warning: {}: {message}", d.url);
                     }
                     self.missed.insert(d.url.clone());
                 }
@@ -573,7 +573,7 @@ impl Remote {
             if !self.quiet
                 && let Some(line) = self.running[i].progress()
             {
-                crate::elog!("  {line}");
+                crate::log::elog!("  {line}");
             }
             match self.running[i].poll() {
                 Some(outcome) => {

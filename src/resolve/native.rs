@@ -20,7 +20,7 @@ fn one_by_one() -> bool {
         UNREAD => {
             let set = std::env::var_os("PROFILER_SYMBOL_SERVER_ONE_BY_ONE").is_some();
             if set {
-                crate::elog!(
+                crate::log::elog!(
                     "PROFILER_SYMBOL_SERVER_ONE_BY_ONE: every DWARF address through addr2line \
                      alone (a test hook)"
                 );

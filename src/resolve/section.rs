@@ -314,7 +314,9 @@ async fn unzlib(data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
     let mut z = flate2::Decompress::new(false);
     let paced = super::pace::pacing();
     loop {
-        let at = usize::try_from(z.total_in()).unwrap_or(data.len()).min(data.len());
+        let at = usize::try_from(z.total_in())
+            .unwrap_or(data.len())
+            .min(data.len());
         let end = if paced {
             data.len().min(at + ZLIB_STEP)
         } else {

@@ -203,7 +203,7 @@ impl SymbolStore {
 
     fn log(&self, msg: impl FnOnce() -> String) {
         if self.opts.verbose {
-            crate::elog!("{}", msg());
+            crate::log::elog!("{}", msg());
         }
     }
 

@@ -43,12 +43,12 @@ pub fn find(
             .unwrap_or(false);
         if same {
             if ctx.verbose {
-                crate::elog!("  using dwz supplementary file {}", path.display());
+                crate::log::elog!("  using dwz supplementary file {}", path.display());
             }
             return Some((path, Rc::new(data)));
         }
         if ctx.verbose {
-            crate::elog!(
+            crate::log::elog!(
                 "  {}: build ID differs from the dwz link's, skipped",
                 path.display()
             );
@@ -63,7 +63,7 @@ pub fn find(
         ));
         tried.push(path);
     }
-    crate::elog!(
+    crate::log::elog!(
         "{}: dwz supplementary file {name} (build ID {hex}) not found; names it holds are missing",
         debug_path.display()
     );

@@ -190,14 +190,14 @@ fn find_separate_debug(
 ) -> Option<(PathBuf, Rc<FileBytes>)> {
     let mut reject = |path: &Path, kind: LoadErrorKind, why: &str| {
         if ctx.verbose {
-            crate::elog!("  {}: {why}, skipped", path.display());
+            crate::log::elog!("  {}: {why}, skipped", path.display());
         }
         warnings.push(LoadError::new(kind, path, why));
     };
     // -v lists every place looked at, found or not.
     let not_found = |path: &Path, how: &str| {
         if ctx.verbose {
-            crate::elog!("  {}: no file ({how})", path.display());
+            crate::log::elog!("  {}: no file ({how})", path.display());
         }
     };
     if let Ok(Some(build_id)) = file.build_id()
@@ -288,7 +288,7 @@ pub async fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeM
                 )
             })?;
             if ctx.verbose {
-                crate::elog!("  using separate debug file {}", debug_path.display());
+                crate::log::elog!("  using separate debug file {}", debug_path.display());
             }
             symbols.extend(text_symbols_paced(&debug_file, &mut names).await);
             load_dwarf(

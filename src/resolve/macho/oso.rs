@@ -168,7 +168,7 @@ fn locate(
                 None => path.clone(),
             };
             if ctx.verbose {
-                crate::elog!("  {}: modified since the link, skipped", shown.display());
+                crate::log::elog!("  {}: modified since the link, skipped", shown.display());
             }
             warnings.push(LoadError::new(
                 LoadErrorKind::ObjectModified,
@@ -181,7 +181,7 @@ fn locate(
             return None;
         }
         if ctx.verbose {
-            crate::elog!("  debug map object {recorded}: {}", path.display());
+            crate::log::elog!("  debug map object {recorded}: {}", path.display());
         }
         return Some(Located {
             path,
@@ -305,7 +305,7 @@ impl DebugMap {
         let p = object.located.as_ref().and_then(|l| match parse(l) {
             Ok(p) => Some(Rc::new(p)),
             Err(e) => {
-                crate::elog!("{}: {e}", l.path.display());
+                crate::log::elog!("{}: {e}", l.path.display());
                 None
             }
         });

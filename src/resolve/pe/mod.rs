@@ -61,11 +61,11 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
             let sub = LoadContext { path: &c, ..*ctx };
             match load_pdb(std::rc::Rc::new(bytes), want, &sub) {
                 Ok(m) => return Ok(Module::Pdb(Box::new(m))),
-                Err(e) if ctx.verbose => crate::elog!("  {} ({})", e.message, e.kind),
+                Err(e) if ctx.verbose => crate::log::elog!("  {} ({})", e.message, e.kind),
                 Err(_) => {}
             }
         } else if ctx.verbose {
-            crate::elog!("  {}: no PDB there", c.display());
+            crate::log::elog!("  {}: no PDB there", c.display());
         }
     }
     // No PDB: exports and unwind tables.
