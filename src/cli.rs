@@ -1,7 +1,7 @@
 //! Command line: turns `argv` into an [`Invocation`]: the [`Command`] (its mode's own
 //! options, e.g. [`ServerOptions`]) and the [`SymbolOptions`] every mode shares.
 
-pub use crate::store::options::{SymbolOptions, SymbolPath};
+pub use crate::shared::options::{SymbolOptions, SymbolPath};
 use std::ffi::OsString;
 use std::fmt;
 use std::net::IpAddr;

@@ -10,7 +10,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde_json::Value;
 
 use super::ApiError;
-use crate::debugid::DebugId;
+use crate::shared::debugid::DebugId;
 
 /// One job of a `/symbolicate/v5` request, checked.
 #[derive(Debug)]

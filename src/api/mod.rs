@@ -19,10 +19,11 @@ use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
-use crate::debugid::DebugId;
-use crate::profile::libs::{Lib, LibList};
+use crate::profile::libs::LibList;
 use crate::profile::wanted::{WantedModule, wanted_modules};
 use crate::profile::{ProfileError, ProfileFile};
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
 use crate::store::SymbolStore;
 
 /// Why a request cannot be answered; each kind has its HTTP status ([`Self::status`]).

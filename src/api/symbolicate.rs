@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 use super::again::{Outcome, Resolved};
 use super::jobs::Job;
 use super::{Answer, Api};
-use crate::debugid::DebugId;
 use crate::jsonwrite::{hex_string, string};
 use crate::resolve::{LoadError, Symbolized};
+use crate::shared::debugid::DebugId;
 use crate::store::{Answered, ModuleState};
 
 impl Api {

@@ -8,12 +8,12 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::debugid::DebugId;
 use crate::profile::ProfileFile;
-use crate::profile::libs::Lib;
 use crate::profile::rewrite::{self, Replacements};
 use crate::resolve::Symbolized;
 use crate::resolve::sidecar::{self, ModuleSymbols};
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
 use crate::store::SymbolStore;
 
 mod output;
@@ -162,7 +162,7 @@ pub fn symbolicate(
     }
 
     // Downloads first, all at once.
-    let wanted: Vec<(&str, &DebugId, Option<&crate::profile::libs::Lib>)> = modules
+    let wanted: Vec<(&str, &DebugId, Option<&crate::shared::library::Lib>)> = modules
         .iter()
         .map(|((name, _), w)| (name.as_str(), &w.lib.breakpad_id, Some(&w.lib)))
         .collect();

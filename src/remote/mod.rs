@@ -14,10 +14,10 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::debugid::DebugId;
-use crate::profile::libs::Lib;
 use crate::resolve::{LoadError, LoadErrorKind};
-use crate::store::options::SymbolOptions;
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
+use crate::shared::options::SymbolOptions;
 
 /// Downloads running at once; more wait in a queue.
 const MAX_RUNNING: usize = 8;
@@ -171,7 +171,7 @@ pub fn join_url(base: &str, rel: &str) -> String {
 /// Percent-encodes what may not stand in a URL path (RFC 3986 `pchar` and `/` stay), so a
 /// name with `#`, `?`, `%` or a space cannot change the URL's meaning.
 fn encode_path(rel: &str) -> String {
-    crate::pathname::percent_encode(rel, crate::pathname::PATH_CHARS)
+    crate::shared::pathname::percent_encode(rel, crate::shared::pathname::PATH_CHARS)
 }
 
 impl Remote {
@@ -274,7 +274,7 @@ impl Remote {
         from: usize,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
-        if !crate::pathname::is_plain(debug_name) {
+        if !crate::shared::pathname::is_plain(debug_name) {
             return Lookup::Absent;
         }
         let id = breakpad_id.path_component();
@@ -283,7 +283,9 @@ impl Remote {
         for i in from..self.sources.len() {
             let src = &self.sources[i];
             let rel = match src.kind {
-                Kind::Breakpad => crate::pathname::breakpad_sym_path(debug_name, breakpad_id),
+                Kind::Breakpad => {
+                    crate::shared::pathname::breakpad_sym_path(debug_name, breakpad_id)
+                }
                 // Symbol servers hold PDBs under their name (binaries by code ID, for
                 // code, are not fetched yet).
                 Kind::Windows if debug_name.to_ascii_lowercase().ends_with(".pdb") => {
@@ -633,7 +635,7 @@ mod tests {
             encode_path("libstdc++.so.6/ID/a b#?%.sym"),
             "libstdc++.so.6/ID/a%20b%23%3F%25.sym"
         );
-        let s = crate::store::options::SymbolPath::parse(
+        let s = crate::shared::options::SymbolPath::parse(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms;srv*http://x/",
         )
         .servers;

@@ -199,7 +199,7 @@ load_error_kinds! {
     ObjectNotFound => "ObjectNotFound",
     ParseError => "ParseError",
     /// A path named by the profile or a debug file that is never looked at (UNC,
-    /// device, `/net`: [`crate::pathname::refused_from_outside`]).
+    /// device, `/net`: [`crate::shared::pathname::refused_from_outside`]).
     PathRefused => "PathRefused",
     /// A parser panicked on the file (see [`LoadError::from_panic`]): named `ParseError`
     /// in answers, but the file is never parsed again.
@@ -249,7 +249,7 @@ pub struct LoadError {
     pub kind: LoadErrorKind,
     pub message: String,
     /// For [`LoadErrorKind::UnmatchedDebugId`]: the debug ID the file has, when known.
-    pub found_id: Option<crate::debugid::DebugId>,
+    pub found_id: Option<crate::shared::debugid::DebugId>,
 }
 
 impl LoadError {
@@ -309,7 +309,7 @@ pub enum Companion<'a> {
     Pdb {
         name: &'a str,
         recorded: &'a str,
-        id: &'a crate::debugid::DebugId,
+        id: &'a crate::shared::debugid::DebugId,
     },
 }
 

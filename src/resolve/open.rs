@@ -11,7 +11,7 @@ use super::breakpad::SymFile;
 use super::bytes::FileBytes;
 use super::id::{check_id, image_base};
 use super::{LoadContext, LoadError, LoadErrorKind, Module, elf, macho, pace, pe};
-use crate::debugid::DebugId;
+use crate::shared::debugid::DebugId;
 
 /// The magic of a PDB (MSF 7.0) file.
 const PDB_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";

@@ -11,8 +11,8 @@ use std::io::Write;
 use std::path::Path;
 
 use super::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
-use crate::debugid::DebugId;
 use crate::jsonwrite::string;
+use crate::shared::debugid::DebugId;
 
 /// One module's entries: each symbol-table entry is a function with the frames of the
 /// addresses that share them.

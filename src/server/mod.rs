@@ -63,7 +63,7 @@ impl fmt::Display for ServerError {
 
 /// Percent-encodes everything but RFC 3986 unreserved characters.
 pub fn percent_encode(s: &str) -> String {
-    crate::pathname::percent_encode(s, crate::pathname::UNRESERVED)
+    crate::shared::pathname::percent_encode(s, crate::shared::pathname::UNRESERVED)
 }
 
 fn bind(address: IpAddr, port: PortSpec) -> Result<TcpListener, ServerError> {

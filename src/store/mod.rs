@@ -5,27 +5,26 @@
 
 pub mod codefile;
 mod memo;
-pub mod options;
 mod paths;
 mod prepare;
 mod vdso;
 pub mod zip;
 
-use crate::pathname::is_plain;
+use crate::shared::pathname::is_plain;
 use paths::{Candidate, Step};
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use crate::debugid::DebugId;
-use crate::profile::libs::Lib;
 use crate::remote::{Lookup, Remote};
 use crate::resolve::macho::dyld::{self, DyldCache};
 use crate::resolve::sidecar::{self, SidecarModule};
 use crate::resolve::{self, Companion, LoadContext, LoadError, LoadErrorKind, Module};
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
+use crate::shared::options::SymbolOptions;
 use crate::store::zip::ZipArchive;
 pub use memo::{Answered, LoadedModule};
-use options::SymbolOptions;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
 pub const DEFAULT_MAX_MODULES: usize = 32;

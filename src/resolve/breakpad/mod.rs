@@ -46,7 +46,7 @@ struct Func {
 pub struct SymFile {
     /// The mapping of the file, or the bytes of a zip entry.
     data: Rc<FileBytes>,
-    pub debug_id: crate::debugid::DebugId,
+    pub debug_id: crate::shared::debugid::DebugId,
     pub code_id: Option<String>,
     /// Byte offset of each `FILE n` / `INLINE_ORIGIN n` line as (n, offset), sorted by n:
     /// memory follows the records, however sparse their numbers.
@@ -198,7 +198,7 @@ impl SymFile {
                 let mut f = line.trim_end_matches(['\n', '\r']).split(' ');
                 match (f.next(), f.next(), f.next(), f.next()) {
                     (Some("MODULE"), Some(_os), Some(_arch), Some(id)) => {
-                        sym.debug_id = crate::debugid::DebugId::new(id)
+                        sym.debug_id = crate::shared::debugid::DebugId::new(id)
                     }
                     _ => return Err(bad("not a Breakpad .sym file (no MODULE line)".into())),
                 }

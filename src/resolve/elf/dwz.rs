@@ -8,9 +8,9 @@ use std::rc::Rc;
 
 use object::Object;
 
-use crate::debugid;
 use crate::resolve::bytes::FileBytes;
 use crate::resolve::{Companion, LoadContext, LoadError, LoadErrorKind};
+use crate::shared::debugid;
 
 /// The supplementary file `debug` (read from `debug_path`) links to, if it links to one.
 /// A missing or mismatched one is a warning (and said on stderr): lines and the names

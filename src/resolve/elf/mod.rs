@@ -16,7 +16,7 @@ use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data, section_data_paced};
 use super::symnames::{Names, Sym, name_place};
 use super::{Companion, LoadContext, LoadError, LoadErrorKind};
-use crate::debugid::{self, DebugId};
+use crate::shared::debugid::{self, DebugId};
 
 /// The debug ID and code ID of a parsed ELF file.
 pub fn identify(file: &object::File<'_>) -> (DebugId, Option<String>) {

@@ -14,7 +14,7 @@ use super::super::funcs::FunctionTable;
 use super::super::native::NativeModule;
 use super::super::symnames::{Names, Sym};
 use super::super::{LoadError, LoadErrorKind, unwind};
-use crate::debugid::DebugId;
+use crate::shared::debugid::DebugId;
 
 /// A dyld shared cache, its files mapped (address space, not memory: pages are read as
 /// images are used).

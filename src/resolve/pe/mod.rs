@@ -11,8 +11,8 @@ use object::Object;
 
 use super::native::NativeModule;
 use super::{Companion, LoadContext, LoadError, LoadErrorKind, Module};
-use crate::debugid;
-use crate::debugid::DebugId;
+use crate::shared::debugid;
+use crate::shared::debugid::DebugId;
 
 /// The PE's debug ID from its CodeView record, and the PDB path it names.
 pub fn identify(file: &object::File<'_>) -> Option<(DebugId, String)> {

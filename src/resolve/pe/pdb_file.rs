@@ -12,13 +12,13 @@ use std::rc::Rc;
 
 use pdb::FallibleIterator;
 
-use crate::debugid;
 use crate::resolve::bytes::FileBytes;
 use crate::resolve::pace;
 use crate::resolve::symtab::SymbolTable;
 use crate::resolve::{
     InlineFrame, LoadContext, LoadError, LoadErrorKind, Symbolized, Text, demangle,
 };
+use crate::shared::debugid;
 
 use super::pdb_items::ItemStore;
 use super::pdb_names::NameFormatter;
@@ -238,7 +238,7 @@ const RELEASE_EVERY: usize = 1024;
 /// The debug ID from a PDB: GUID of the info stream, age of the DBI stream.
 fn pdb_id<S: pdb::Source<'static> + 'static>(
     pdb: &mut pdb::PDB<'static, S>,
-) -> pdb::Result<crate::debugid::DebugId> {
+) -> pdb::Result<crate::shared::debugid::DebugId> {
     let info = pdb.pdb_information()?;
     let age = pdb
         .debug_information()
@@ -246,7 +246,9 @@ fn pdb_id<S: pdb::Source<'static> + 'static>(
         .and_then(|d| d.age())
         .unwrap_or(info.age);
     let guid = debugid::hex_upper(info.guid.as_bytes());
-    Ok(crate::debugid::DebugId::new(&format!("{guid}{age:X}")))
+    Ok(crate::shared::debugid::DebugId::new(&format!(
+        "{guid}{age:X}"
+    )))
 }
 
 fn pdb_error(path: &Path, e: pdb::Error) -> LoadError {
@@ -327,7 +329,7 @@ impl pdb::Source<'static> for MappedSource {
 /// Opens a PDB (whose ID must be `want`) and indexes its procedures.
 pub fn load_pdb(
     data: Rc<FileBytes>,
-    want: &crate::debugid::DebugId,
+    want: &crate::shared::debugid::DebugId,
     ctx: &LoadContext<'_>,
 ) -> Result<PdbModule, LoadError> {
     crate::resolve::pace::finish(load_pdb_paced(data, want, ctx))
@@ -336,7 +338,7 @@ pub fn load_pdb(
 /// [`load_pdb`], pausing every few thousand records ([`crate::resolve::pace`]).
 pub async fn load_pdb_paced(
     data: Rc<FileBytes>,
-    want: &crate::debugid::DebugId,
+    want: &crate::shared::debugid::DebugId,
     ctx: &LoadContext<'_>,
 ) -> Result<PdbModule, LoadError> {
     let path = ctx.path;
