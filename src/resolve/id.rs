@@ -5,7 +5,7 @@ use std::path::Path;
 
 use object::{Object, ObjectSegment};
 
-use super::{LoadError, LoadErrorKind};
+use super::types::{LoadError, LoadErrorKind};
 use crate::shared::debugid::DebugId;
 
 /// The error every format gives for a file with another debug ID.

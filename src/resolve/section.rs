@@ -64,10 +64,10 @@ pub enum DebugDataError {
 
 impl DebugDataError {
     /// `DecompressionLimit` for a section past the budget, `ParseError` otherwise.
-    pub fn kind(&self) -> super::LoadErrorKind {
+    pub fn kind(&self) -> super::types::LoadErrorKind {
         match self {
-            DebugDataError::OverBudget { .. } => super::LoadErrorKind::DecompressionLimit,
-            _ => super::LoadErrorKind::ParseError,
+            DebugDataError::OverBudget { .. } => super::types::LoadErrorKind::DecompressionLimit,
+            _ => super::types::LoadErrorKind::ParseError,
         }
     }
 }
@@ -430,7 +430,10 @@ mod tests {
         );
         // 24 MiB left of the 64 MiB floor: the same 40 MiB again is refused, unread.
         let e = finish(inflate(".debug_str", Codec::Zlib, &packed, 40 << 20, &b)).unwrap_err();
-        assert_eq!(e.kind(), crate::resolve::LoadErrorKind::DecompressionLimit);
+        assert_eq!(
+            e.kind(),
+            crate::resolve::types::LoadErrorKind::DecompressionLimit
+        );
         let e = e.to_string();
         assert!(
             e.contains(".debug_str") && e.contains("limit of 67108864"),

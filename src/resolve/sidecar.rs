@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use super::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
+use super::types::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
 use crate::jsonwrite::string;
 use crate::shared::debugid::DebugId;
 

@@ -12,7 +12,8 @@ mod block;
 mod lookup;
 
 use crate::resolve::bytes::FileBytes;
-use crate::resolve::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
+use crate::resolve::demangle::demangle;
+use crate::resolve::types::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
 
 /// Mapped pages read while indexing, or by the FUNC blocks of a request, are given back
 /// to the kernel every this many bytes: the file stays in the page cache, not in this
@@ -309,7 +310,7 @@ impl SymFile {
 /// MSVC names included (dump_syms demangles those itself), as the file has it.
 pub(super) fn demangled_text(name: Text) -> Text {
     if left_mangled(&name) {
-        crate::resolve::demangle(&name).into()
+        demangle(&name).into()
     } else {
         name
     }
@@ -318,7 +319,7 @@ pub(super) fn demangled_text(name: Text) -> Text {
 /// As [`demangled_text`], for an owned name.
 pub(super) fn demangled(name: String) -> String {
     if left_mangled(&name) {
-        crate::resolve::demangle(&name)
+        demangle(&name)
     } else {
         name
     }

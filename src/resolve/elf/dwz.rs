@@ -9,7 +9,7 @@ use std::rc::Rc;
 use object::Object;
 
 use crate::resolve::bytes::FileBytes;
-use crate::resolve::{Companion, LoadContext, LoadError, LoadErrorKind};
+use crate::resolve::types::{Companion, LoadContext, LoadError, LoadErrorKind};
 use crate::shared::debugid;
 
 /// The supplementary file `debug` (read from `debug_path`) links to, if it links to one.

@@ -15,7 +15,7 @@ use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data, section_data_paced};
 use super::symnames::{Names, Sym, name_place};
-use super::{Companion, LoadContext, LoadError, LoadErrorKind};
+use super::types::{Companion, LoadContext, LoadError, LoadErrorKind};
 use crate::shared::debugid::{self, DebugId};
 
 /// The debug ID and code ID of a parsed ELF file.
@@ -422,7 +422,7 @@ mod tests {
     /// the sorted functions (many labels), with nested, equal and overlapping sizes.
     #[test]
     fn labels_inside_functions_by_scan_as_by_sort() {
-        let name = crate::resolve::Text::from("f");
+        let name = crate::resolve::types::Text::from("f");
         let mut x: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = |m: u64| {
             x ^= x << 13;

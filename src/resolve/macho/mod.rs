@@ -15,7 +15,7 @@ use super::funcs::FunctionTable;
 use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data};
 use super::symnames::{Names, Sym, name_place};
-use super::{LoadContext, LoadError, LoadErrorKind};
+use super::types::{LoadContext, LoadError, LoadErrorKind};
 
 /// The debug ID of a thin Mach-O: its `LC_UUID` as is, age 0.
 pub fn debug_id(file: &object::File<'_>) -> Option<crate::shared::debugid::DebugId> {

@@ -9,8 +9,9 @@ pub use pdb_file::{PdbModule, load_pdb, load_pdb_paced};
 
 use object::Object;
 
+use super::Module;
 use super::native::NativeModule;
-use super::{Companion, LoadContext, LoadError, LoadErrorKind, Module};
+use super::types::{Companion, LoadContext, LoadError, LoadErrorKind};
 use crate::shared::debugid;
 use crate::shared::debugid::DebugId;
 

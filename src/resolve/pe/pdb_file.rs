@@ -13,11 +13,10 @@ use std::rc::Rc;
 use pdb::FallibleIterator;
 
 use crate::resolve::bytes::FileBytes;
+use crate::resolve::demangle::demangle;
 use crate::resolve::pace;
 use crate::resolve::symtab::SymbolTable;
-use crate::resolve::{
-    InlineFrame, LoadContext, LoadError, LoadErrorKind, Symbolized, Text, demangle,
-};
+use crate::resolve::types::{InlineFrame, LoadContext, LoadError, LoadErrorKind, Symbolized, Text};
 use crate::shared::debugid;
 
 use super::pdb_items::ItemStore;
