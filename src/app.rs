@@ -24,9 +24,8 @@ fn store(mut opts: SymbolOptions) -> SymbolStore {
         opts.symbol_path.extend(crate::cli::SymbolPath::parse(&nt));
     }
     let debuginfod = std::env::var("DEBUGINFOD_URLS").ok();
-    let remote = crate::remote::Remote::new(&opts, debuginfod.as_deref());
     let mut store = SymbolStore::new(opts);
-    store.set_remote(remote);
+    store.add_remote_sources(debuginfod.as_deref());
     store
 }
 
@@ -161,8 +160,8 @@ pub fn run(inv: Invocation) -> u8 {
             warn_missing_inputs(&symbols);
             let quiet = symbols.quiet;
             // Every download the request needs runs at once; this waits for them.
-            let mut store = store(symbols);
-            let waits = store.remote_mut().is_some();
+            let store = store(symbols);
+            let waits = store.has_remote();
             let mut api = Api::new(store, None, quiet);
             let path = if api_path.starts_with('/') {
                 api_path

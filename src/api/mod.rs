@@ -365,7 +365,7 @@ impl Api {
     pub fn handle_parsed(&mut self, parsed: Parsed, may_wait: bool) -> Handled {
         // Only the profile's reader and downloads make an answer wait: without either,
         // the modules are not looked up twice (once here, once for the answer).
-        let can_wait = self.reader.is_some() || self.store.remote_mut().is_some();
+        let can_wait = self.reader.is_some() || self.store.has_remote();
         if may_wait && can_wait && self.waits(&parsed.request) {
             return Handled::WaitForDownloads(parsed);
         }
@@ -396,10 +396,7 @@ impl Api {
     /// that moves on progress of either.
     pub fn poll_downloads(&mut self) -> u64 {
         self.receive_libs(false);
-        let downloads = self.store.remote_mut().map_or(0, |r| {
-            r.poll();
-            r.finished
-        });
+        let downloads = self.store.poll_downloads();
         downloads + self.libs_progress
     }
 
@@ -407,16 +404,14 @@ impl Api {
     pub fn wait_download(&mut self) {
         if self.reader.is_some() {
             self.receive_libs(true);
-        } else if let Some(r) = self.store.remote_mut() {
-            r.wait_any();
+        } else {
+            self.store.wait_download();
         }
     }
 
     /// Stops downloads and removes their partial files.
     pub fn shutdown(&mut self) {
-        if let Some(r) = self.store.remote_mut() {
-            r.shutdown();
-        }
+        self.store.shutdown_downloads();
     }
 
     /// Answers `POST <path>` with `body` from what is here (no waiting): the JSON text of

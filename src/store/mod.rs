@@ -554,19 +554,41 @@ impl SymbolStore {
             if !pending {
                 break;
             }
-            if let Some(r) = self.remote_mut() {
-                r.wait_any();
-            }
+            self.wait_download();
         }
     }
 
-    /// Remote sources for this store.
-    pub fn set_remote(&mut self, remote: Option<Remote>) {
-        self.remote = remote;
+    /// Sets up the remote sources its options name (none when they name no server and
+    /// `debuginfod_urls` is `None`): only the store asks them.
+    pub fn add_remote_sources(&mut self, debuginfod_urls: Option<&str>) {
+        self.remote = Remote::new(&self.opts, debuginfod_urls);
     }
 
-    pub fn remote_mut(&mut self) -> Option<&mut Remote> {
-        self.remote.as_mut()
+    /// Whether there are remote sources, i.e. whether an answer may wait on a download.
+    pub fn has_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// Reaps ended downloads and starts queued ones; [`Self::downloads_finished`] after.
+    pub fn poll_downloads(&mut self) -> u64 {
+        if let Some(r) = self.remote.as_mut() {
+            r.poll();
+        }
+        self.downloads_finished()
+    }
+
+    /// Blocks until a download ends (returns at once without remote sources).
+    pub fn wait_download(&mut self) {
+        if let Some(r) = self.remote.as_mut() {
+            r.wait_any();
+        }
+    }
+
+    /// Stops downloads and removes their partial files.
+    pub fn shutdown_downloads(&mut self) {
+        if let Some(r) = self.remote.as_mut() {
+            r.shutdown();
+        }
     }
 
     /// How many downloads have ended so far (0 without remote sources): work that waits
