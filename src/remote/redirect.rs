@@ -40,47 +40,83 @@ pub(super) struct Target {
     pub(super) literal: Option<IpAddr>,
 }
 
+/// Why a URL is refused before curl is given it ([`parse_target`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum UrlRefused {
+    BlanksOrGlobs,
+    NotAbsolute,
+    NotHttp,
+    Backslash,
+    BracketGlob,
+    Credentials,
+    UnclosedBracket,
+    NotIpv6,
+    AfterIpv6,
+    BadPort,
+    NoHost,
+    HostCharacters,
+}
+
+impl std::fmt::Display for UrlRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UrlRefused::BlanksOrGlobs => "blanks, control characters or curl globs ({}) in it",
+            UrlRefused::NotAbsolute => "not an absolute URL",
+            UrlRefused::NotHttp => "not http or https",
+            UrlRefused::Backslash => "a backslash in it",
+            UrlRefused::BracketGlob => "a curl glob ([]) in it",
+            UrlRefused::Credentials => "credentials in it",
+            UrlRefused::UnclosedBracket => "an unclosed [",
+            UrlRefused::NotIpv6 => "a curl glob ([]) in it, not an IPv6 address",
+            UrlRefused::AfterIpv6 => "text after an IPv6 address",
+            UrlRefused::BadPort => "a port that is not a number from 1 to 65535",
+            UrlRefused::NoHost => "no host",
+            UrlRefused::HostCharacters => {
+                "a host name with characters other than letters, digits, ., - and _"
+            }
+        })
+    }
+}
+
 /// Reads the host and port of `url`, refusing what curl could read otherwise than this
 /// does: curl globs (`{}`, and `[]` anywhere but around an IPv6 literal), credentials,
 /// blanks and control characters, host names with other than letters, digits, `.`, `-`
 /// and `_`.
-pub(super) fn parse_target(url: &str) -> Result<Target, String> {
+pub(super) fn parse_target(url: &str) -> Result<Target, UrlRefused> {
     if url
         .bytes()
         .any(|b| b.is_ascii_control() || b == b' ' || b == b'{' || b == b'}')
     {
-        return Err("blanks, control characters or curl globs ({}) in it".into());
+        return Err(UrlRefused::BlanksOrGlobs);
     }
-    let (scheme, rest) = url.split_once("://").ok_or("not an absolute URL")?;
+    let (scheme, rest) = url.split_once("://").ok_or(UrlRefused::NotAbsolute)?;
     let default_port = match scheme.to_ascii_lowercase().as_str() {
         "http" => 80,
         "https" => 443,
-        _ => return Err("not http or https".into()),
+        _ => return Err(UrlRefused::NotHttp),
     };
     if url.contains('\\') {
-        return Err("a backslash in it".into());
+        return Err(UrlRefused::Backslash);
     }
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
     if tail.contains(['[', ']']) {
-        return Err("a curl glob ([]) in it".into());
+        return Err(UrlRefused::BracketGlob);
     }
     if authority.contains('@') {
-        return Err("credentials in it".into());
+        return Err(UrlRefused::Credentials);
     }
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (addr, after) = v6.split_once(']').ok_or("an unclosed [")?;
-        let ip: Ipv6Addr = addr
-            .parse()
-            .map_err(|_| "a curl glob ([]) in it, not an IPv6 address")?;
+        let (addr, after) = v6.split_once(']').ok_or(UrlRefused::UnclosedBracket)?;
+        let ip: Ipv6Addr = addr.parse().map_err(|_| UrlRefused::NotIpv6)?;
         let port = match after {
             "" => None,
-            p => Some(p.strip_prefix(':').ok_or("text after an IPv6 address")?),
+            p => Some(p.strip_prefix(':').ok_or(UrlRefused::AfterIpv6)?),
         };
         (ip.to_string(), port)
     } else {
         if authority.contains(['[', ']']) {
-            return Err("a curl glob ([]) in it".into());
+            return Err(UrlRefused::BracketGlob);
         }
         match authority.split_once(':') {
             Some((h, p)) => (h.to_string(), Some(p)),
@@ -95,11 +131,11 @@ pub(super) fn parse_target(url: &str) -> Result<Target, String> {
             .then(|| p.parse::<u16>().ok())
             .flatten()
             .filter(|&p| p != 0)
-            .ok_or("a port that is not a number from 1 to 65535")?,
+            .ok_or(UrlRefused::BadPort)?,
     };
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     if host.is_empty() {
-        return Err("no host".into());
+        return Err(UrlRefused::NoHost);
     }
     let literal = match host.parse::<Ipv6Addr>() {
         Ok(v6) => Some(IpAddr::V6(v6)),
@@ -108,9 +144,7 @@ pub(super) fn parse_target(url: &str) -> Result<Target, String> {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
             {
-                return Err(
-                    "a host name with characters other than letters, digits, ., - and _".into(),
-                );
+                return Err(UrlRefused::HostCharacters);
             }
             lenient_ipv4(&host).map(IpAddr::V4)
         }
