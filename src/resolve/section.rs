@@ -64,10 +64,10 @@ pub enum DebugDataError {
 
 impl DebugDataError {
     /// `DecompressionLimit` for a section past the budget, `ParseError` otherwise.
-    pub fn kind(&self) -> super::types::LoadErrorKind {
+    pub fn kind(&self) -> super::LoadErrorKind {
         match self {
-            DebugDataError::OverBudget { .. } => super::types::LoadErrorKind::DecompressionLimit,
-            _ => super::types::LoadErrorKind::ParseError,
+            DebugDataError::OverBudget { .. } => super::LoadErrorKind::DecompressionLimit,
+            _ => super::LoadErrorKind::ParseError,
         }
     }
 }
@@ -314,9 +314,7 @@ async fn unzlib(data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
     let mut z = flate2::Decompress::new(false);
     let paced = super::pace::pacing();
     loop {
-        let at = usize::try_from(z.total_in())
-            .unwrap_or(data.len())
-            .min(data.len());
+        let at = usize::try_from(z.total_in()).unwrap_or(data.len()).min(data.len());
         let end = if paced {
             data.len().min(at + ZLIB_STEP)
         } else {
@@ -430,10 +428,7 @@ mod tests {
         );
         // 24 MiB left of the 64 MiB floor: the same 40 MiB again is refused, unread.
         let e = finish(inflate(".debug_str", Codec::Zlib, &packed, 40 << 20, &b)).unwrap_err();
-        assert_eq!(
-            e.kind(),
-            crate::resolve::types::LoadErrorKind::DecompressionLimit
-        );
+        assert_eq!(e.kind(), crate::resolve::LoadErrorKind::DecompressionLimit);
         let e = e.to_string();
         assert!(
             e.contains(".debug_str") && e.contains("limit of 67108864"),

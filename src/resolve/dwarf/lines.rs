@@ -337,10 +337,7 @@ mod tests {
         let mut expected = theirs.clone();
         expected.insert(cut + 1, (theirs[cut].0, theirs[cut].1, theirs[cut].2, true));
         assert_eq!(ours, expected);
-        assert!(
-            !theirs[cut + 1].3 && theirs[cut + 1].0 > 0x5000,
-            "{theirs:x?}"
-        );
+        assert!(!theirs[cut + 1].3 && theirs[cut + 1].0 > 0x5000, "{theirs:x?}");
         assert!(ours.len() > 10, "{ours:x?}");
         assert!(ours.iter().all(|r| !(0x3000..0x4000).contains(&r.0)));
     }
