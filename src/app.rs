@@ -1,10 +1,10 @@
 //! Runs one mode of the command line; returns the process exit code.
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::api::{Api, Handled};
-use crate::cli::{Command, Invocation, SymbolOptions};
+use crate::cli::{Command, Invocation, ServerOptions, SymbolOptions};
 use crate::profile::ProfileFile;
 use crate::server::Server;
 use crate::store::SymbolStore;
@@ -24,9 +24,8 @@ fn store(mut opts: SymbolOptions) -> SymbolStore {
         opts.symbol_path.extend(crate::cli::SymbolPath::parse(&nt));
     }
     let debuginfod = std::env::var("DEBUGINFOD_URLS").ok();
-    let remote = crate::remote::Remote::new(&opts, debuginfod.as_deref());
     let mut store = SymbolStore::new(opts);
-    store.set_remote(remote);
+    store.add_remote_sources(debuginfod.as_deref());
     store
 }
 
@@ -36,8 +35,8 @@ pub fn main() -> std::process::ExitCode {
     let code = match crate::cli::parse(args, std::env::var("PROFILER_URL").ok()) {
         Ok(invocation) => run(invocation),
         Err(e) => {
-            crate::elog!("error: {e}");
-            crate::elog!("Run with --help for usage.");
+            crate::log::elog!("error: {e}");
+            crate::log::elog!("Run with --help for usage.");
             EXIT_USAGE
         }
     };
@@ -69,7 +68,7 @@ pub fn run(inv: Invocation) -> u8 {
         }
         Command::Version => {
             // The platform too: a bug report then says which build it came from.
-            crate::out!(
+            crate::log::out!(
                 "profiler-symbol-server {} ({} {})",
                 env!("CARGO_PKG_VERSION"),
                 std::env::consts::OS,
@@ -77,146 +76,160 @@ pub fn run(inv: Invocation) -> u8 {
             );
             EXIT_OK
         }
-        Command::Load { profile, server } => {
-            let profile = match profile.as_deref().map(open_profile).transpose() {
-                Ok(p) => p,
-                Err(code) => return code,
-            };
-            warn_missing_inputs(&symbols);
-            let quiet = symbols.quiet;
-            // The server loop never waits for a download: it parks the request.
-            let mut store = store(symbols);
-            // A sidecar beside the profile answers for modules no local file has.
-            if let Some(p) = &profile {
-                let sidecar = crate::ci::default_sidecar(&p.path);
-                if sidecar.is_file() {
-                    if !quiet {
-                        crate::elog!(
-                            "Using symbols from {} where no local file has them.",
-                            sidecar.display()
-                        );
-                    }
-                    store.set_sidecar(sidecar);
-                }
-            }
-            let api = Api::new(store, profile.clone(), quiet);
-            let srv = match Server::start(&server, profile, api, quiet) {
-                Ok(s) => s,
-                Err(e) => {
-                    crate::elog!("error: {e}");
-                    return EXIT_FAILURE;
-                }
-            };
-            // The URL goes out before anything about symbols is read, so the profile
-            // shows at once.
-            let url = srv.profiler_url();
-            if !quiet {
-                crate::elog!("Local server listening at http://{}", srv.local_addr());
-                if let Some(note) = srv.exposure_note() {
-                    crate::elog!("{note}");
-                }
-            }
-            if server.no_open {
-                crate::out!("{url}");
-                let _ = std::io::stdout().flush();
-            } else {
-                // The token goes in no log line and no command line: the browser gets a
-                // private file that redirects to the URL. When no browser opens, the URL
-                // goes to stdout (as with --no-open), even with -q: it is the only way in.
-                let fallback = url.clone();
-                let failed = move |why: String| {
-                    crate::elog!(
-                        "warning: could not open a browser ({why}); open the URL printed on stdout"
-                    );
-                    crate::out!("{fallback}");
-                };
-                match crate::server::open_browser(&url, failed) {
-                    Ok(file) if !quiet => crate::elog!(
-                        "Opening the profiler in a browser (through {}).",
-                        file.display()
-                    ),
-                    Ok(_) => {}
-                    Err(e) => {
-                        crate::elog!(
-                            "warning: could not open a browser: {e}; open the URL printed on stdout"
-                        );
-                        crate::out!("{url}");
-                    }
-                }
-            }
-            if !quiet {
-                crate::elog!("Press Ctrl-C to stop.");
-            }
-            srv.run();
-            EXIT_OK
-        }
-        Command::Query { api_path, request } => {
-            let body = match read_request(request.as_deref()) {
-                Ok(b) => b,
-                Err(e) => {
-                    crate::elog!("error: {e}");
-                    return EXIT_FAILURE;
-                }
-            };
-            warn_missing_inputs(&symbols);
-            let quiet = symbols.quiet;
-            // Every download the request needs runs at once; this waits for them.
-            let mut store = store(symbols);
-            let waits = store.remote_mut().is_some();
-            let mut api = Api::new(store, None, quiet);
-            let path = if api_path.starts_with('/') {
-                api_path
-            } else {
-                format!("/{api_path}")
-            };
-            let mut handled = api.handle_or_wait(&path, body, waits);
-            let answer = loop {
-                match handled {
-                    Handled::Answer(answer) => break answer,
-                    Handled::WaitForDownloads(parsed) => {
-                        api.wait_download();
-                        handled = api.handle_parsed(parsed, waits);
-                    }
-                }
-            };
-            api.say_advice();
-            let (code, text) = match answer {
-                Ok(answer) => (EXIT_OK, answer.into_vec()),
-                Err(e) => {
-                    crate::elog!("error: {}", e.message);
-                    // Written as the server writes its answers: `Value`'s `Display` would
-                    // link two more copies of its writer (12 KB).
-                    let text = serde_json::to_vec(&e.to_json()).unwrap_or_default();
-                    (EXIT_FAILURE, text)
-                }
-            };
-            let mut out = std::io::stdout().lock();
-            let written = out.write_all(&text).and_then(|()| writeln!(out));
-            if let Err(e) = written {
-                crate::elog!("error: writing the answer to stdout: {e}");
-                return EXIT_FAILURE;
-            }
-            code
-        }
+        Command::Load { profile, server } => run_load(profile, &server, symbols),
+        Command::Query { api_path, request } => run_query(api_path, request, symbols),
         Command::Symbolicate {
             profile,
             output,
             sidecar,
-        } => {
-            if let Err(code) = open_profile(&profile) {
-                return code;
+        } => run_symbolicate(&profile, output, sidecar, symbols),
+    }
+}
+
+/// `load`: serves the profile (if any) and the API until Ctrl-C.
+fn run_load(profile: Option<PathBuf>, server: &ServerOptions, symbols: SymbolOptions) -> u8 {
+    let profile = match profile.as_deref().map(open_profile).transpose() {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    warn_missing_inputs(&symbols);
+    let quiet = symbols.quiet;
+    // The server loop never waits for a download: it parks the request.
+    let mut store = store(symbols);
+    // A sidecar beside the profile answers for modules no local file has.
+    if let Some(p) = &profile {
+        let sidecar = crate::ci::default_sidecar(&p.path);
+        if sidecar.is_file() {
+            if !quiet {
+                crate::log::elog!(
+                    "Using symbols from {} where no local file has them.",
+                    sidecar.display()
+                );
             }
-            warn_missing_inputs(&symbols);
-            let quiet = symbols.quiet;
-            let mut store = store(symbols);
-            match crate::ci::symbolicate(&profile, output.as_deref(), sidecar, &mut store, quiet) {
-                Ok(outcome) if outcome.nothing_resolved() => EXIT_NOTHING_RESOLVED,
-                Ok(_) => EXIT_OK,
-                Err(e) => {
-                    crate::elog!("error: {}", e.0);
-                    EXIT_FAILURE
-                }
+            store.set_sidecar(sidecar);
+        }
+    }
+    let api = Api::new(store, profile.clone(), quiet);
+    let srv = match Server::start(server, profile, api, quiet) {
+        Ok(s) => s,
+        Err(e) => {
+            crate::log::elog!("error: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    // The URL goes out before anything about symbols is read, so the profile
+    // shows at once.
+    let url = srv.profiler_url();
+    if !quiet {
+        crate::log::elog!("Local server listening at http://{}", srv.local_addr());
+        if let Some(note) = srv.exposure_note() {
+            crate::log::elog!("{note}");
+        }
+    }
+    if server.no_open {
+        crate::log::out!("{url}");
+        let _ = std::io::stdout().flush();
+    } else {
+        // The token goes in no log line and no command line: the browser gets a
+        // private file that redirects to the URL. When no browser opens, the URL
+        // goes to stdout (as with --no-open), even with -q: it is the only way in.
+        let fallback = url.clone();
+        let failed = move |why: String| {
+            crate::log::elog!(
+                "warning: could not open a browser ({why}); open the URL printed on stdout"
+            );
+            crate::log::out!("{fallback}");
+        };
+        match crate::server::open_browser(&url, failed) {
+            Ok(file) if !quiet => crate::log::elog!(
+                "Opening the profiler in a browser (through {}).",
+                file.display()
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                crate::log::elog!(
+                    "warning: could not open a browser: {e}; open the URL printed on stdout"
+                );
+                crate::log::out!("{url}");
             }
+        }
+    }
+    if !quiet {
+        crate::log::elog!("Press Ctrl-C to stop.");
+    }
+    srv.run();
+    EXIT_OK
+}
+
+/// `query`: answers one API request on stdout.
+fn run_query(api_path: String, request: Option<PathBuf>, symbols: SymbolOptions) -> u8 {
+    let body = match read_request(request.as_deref()) {
+        Ok(b) => b,
+        Err(e) => {
+            crate::log::elog!("error: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    warn_missing_inputs(&symbols);
+    let quiet = symbols.quiet;
+    // Every download the request needs runs at once; this waits for them.
+    let store = store(symbols);
+    let waits = store.has_remote();
+    let mut api = Api::new(store, None, quiet);
+    let path = if api_path.starts_with('/') {
+        api_path
+    } else {
+        format!("/{api_path}")
+    };
+    let mut handled = api.handle_or_wait(&path, body, waits);
+    let answer = loop {
+        match handled {
+            Handled::Answer(answer) => break answer,
+            Handled::WaitForDownloads(parsed) => {
+                api.wait_download();
+                handled = api.handle_parsed(parsed, waits);
+            }
+        }
+    };
+    api.say_advice();
+    let (code, text) = match answer {
+        Ok(answer) => (EXIT_OK, answer.into_vec()),
+        Err(e) => {
+            crate::log::elog!("error: {}", e.message);
+            // Written as the server writes its answers: `Value`'s `Display` would
+            // link two more copies of its writer (12 KB).
+            let text = serde_json::to_vec(&e.to_json()).unwrap_or_default();
+            (EXIT_FAILURE, text)
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let written = out.write_all(&text).and_then(|()| writeln!(out));
+    if let Err(e) = written {
+        crate::log::elog!("error: writing the answer to stdout: {e}");
+        return EXIT_FAILURE;
+    }
+    code
+}
+
+/// `symbolicate`: writes the symbolicated profile and/or its sidecar.
+fn run_symbolicate(
+    profile: &Path,
+    output: Option<PathBuf>,
+    sidecar: Option<Option<PathBuf>>,
+    symbols: SymbolOptions,
+) -> u8 {
+    if let Err(code) = open_profile(profile) {
+        return code;
+    }
+    warn_missing_inputs(&symbols);
+    let quiet = symbols.quiet;
+    let mut store = store(symbols);
+    match crate::ci::symbolicate(profile, output.as_deref(), sidecar, &mut store, quiet) {
+        Ok(outcome) if outcome.nothing_resolved() => EXIT_NOTHING_RESOLVED,
+        Ok(_) => EXIT_OK,
+        Err(e) => {
+            crate::log::elog!("error: {}", e.0);
+            EXIT_FAILURE
         }
     }
 }
@@ -225,7 +238,7 @@ pub fn run(inv: Invocation) -> u8 {
 /// JSON is a usage error, an unreadable one a runtime failure.
 fn open_profile(path: &Path) -> Result<ProfileFile, u8> {
     ProfileFile::open(path).map_err(|e| {
-        crate::elog!("error: {e}");
+        crate::log::elog!("error: {e}");
         if e.not_a_profile {
             EXIT_USAGE
         } else {
@@ -244,7 +257,7 @@ fn warn_missing_inputs(opts: &SymbolOptions) {
     ];
     for (flag, paths) in given {
         for p in paths.iter().filter(|p| !p.exists()) {
-            crate::elog!("warning: {flag} {}: no such file or folder", p.display());
+            crate::log::elog!("warning: {flag} {}: no such file or folder", p.display());
         }
     }
 }

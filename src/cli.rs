@@ -1,7 +1,7 @@
 //! Command line: turns `argv` into an [`Invocation`]: the [`Command`] (its mode's own
 //! options, e.g. [`ServerOptions`]) and the [`SymbolOptions`] every mode shares.
 
-pub use crate::store::options::{SymbolOptions, SymbolPath};
+pub use crate::shared::options::{SymbolOptions, SymbolPath};
 use std::ffi::OsString;
 use std::fmt;
 use std::net::IpAddr;
@@ -304,26 +304,29 @@ where
 {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_args(args);
-    let mut mode: Option<Mode> = None;
-    let mut positionals: Vec<OsString> = Vec::new();
     let mut symbols = SymbolOptions::default();
-    let mut no_open = false;
-    let mut port = PortSpec::From(3000);
-    let mut address: IpAddr = IpAddr::from([127, 0, 0, 1]);
-    let mut profiler_url = profiler_url_env
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "https://profiler.firefox.com".to_string());
-    let mut read_timeout = Duration::from_secs(10);
-    let mut output: Option<PathBuf> = None;
-    let mut sidecar: Option<Option<PathBuf>> = None;
-    // `--sidecar PATH` (no `=`): the index the next positional will have.
-    let mut sidecar_at: Option<usize> = None;
+    let mut given = Given {
+        mode: None,
+        positionals: Vec::new(),
+        server: ServerOptions {
+            no_open: false,
+            port: PortSpec::From(3000),
+            address: IpAddr::from([127, 0, 0, 1]),
+            profiler_url: profiler_url_env
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "https://profiler.firefox.com".to_string()),
+            read_timeout: Duration::from_secs(10),
+        },
+        output: None,
+        sidecar: None,
+        sidecar_at: None,
+    };
 
     while let Some(arg) = parser.next()? {
         match arg {
             Short('h') | Long("help") => {
                 return Ok(Invocation {
-                    command: Command::Help(mode),
+                    command: Command::Help(given.mode),
                     symbols,
                 });
             }
@@ -360,11 +363,13 @@ where
             Long("dyld-shared-cache") => symbols.dyld_shared_caches.push(parser.value()?.into()),
             Short('v') | Long("verbose") => symbols.verbose = true,
             Short('q') | Long("quiet") => symbols.quiet = true,
-            Short('n') | Long("no-open") => no_open = true,
-            Short('P') | Long("port") => port = parse_port(&string(parser.value()?, "--port")?)?,
+            Short('n') | Long("no-open") => given.server.no_open = true,
+            Short('P') | Long("port") => {
+                given.server.port = parse_port(&string(parser.value()?, "--port")?)?
+            }
             Long("address") => {
                 let s = string(parser.value()?, "--address")?;
-                address = s
+                given.server.address = s
                     .parse()
                     .map_err(|_| UsageError(format!("--address: '{s}' is not an IP address")))?;
             }
@@ -375,11 +380,11 @@ where
                         "--profiler-url: '{s}' must start with http:// or https://"
                     )));
                 }
-                profiler_url = s;
+                given.server.profiler_url = s;
             }
             Long("read-timeout") => {
                 let s = string(parser.value()?, "--read-timeout")?;
-                read_timeout = s
+                given.server.read_timeout = s
                     .parse::<f64>()
                     .ok()
                     .filter(|t| *t > 0.0 && *t < 86400.0)
@@ -389,112 +394,132 @@ where
                     })?;
             }
             Short('o') | Long("output") => {
-                if output.is_some() {
+                if given.output.is_some() {
                     return Err(UsageError("-o/--output given twice".to_string()));
                 }
-                output = Some(parser.value()?.into())
+                given.output = Some(parser.value()?.into())
             }
             Long("sidecar") => {
                 let value = parser.optional_value().map(PathBuf::from);
-                sidecar_at = value.is_none().then_some(positionals.len());
-                sidecar = Some(value);
+                given.sidecar_at = value.is_none().then_some(given.positionals.len());
+                given.sidecar = Some(value);
             }
             Value(v) => {
-                if mode.is_none() && positionals.is_empty() {
+                if given.mode.is_none() && given.positionals.is_empty() {
                     match v.to_str() {
                         Some("load") => {
-                            mode = Some(Mode::Load);
+                            given.mode = Some(Mode::Load);
                             continue;
                         }
                         Some("symbolicate") => {
-                            mode = Some(Mode::Symbolicate);
+                            given.mode = Some(Mode::Symbolicate);
                             continue;
                         }
                         Some("query") => {
-                            mode = Some(Mode::Query);
+                            given.mode = Some(Mode::Query);
                             continue;
                         }
                         _ => {}
                     }
                 }
-                positionals.push(v);
+                given.positionals.push(v);
             }
             _ => return Err(arg.unexpected().into()),
         }
     }
-    let profiler_url = profiler_url.trim_end_matches('/').to_string();
-    let mode = mode.unwrap_or(Mode::Load);
-    // `--sidecar PATH` as the contract writes it: the argument after it is its PATH when
-    // a profile is given besides (with one positional only, that one is the profile).
-    if mode == Mode::Symbolicate
-        && sidecar == Some(None)
-        && let Some(i) = sidecar_at.filter(|&i| i < positionals.len() && positionals.len() >= 2)
-    {
-        sidecar = Some(Some(PathBuf::from(positionals.remove(i))));
-    }
-    if mode == Mode::Load
-        && positionals.len() >= 2
-        && let Some(near) = positionals[0].to_str().and_then(misspelled_mode)
-    {
-        return Err(UsageError(format!(
-            "unknown mode '{}' (did you mean '{near}'?); modes: load, symbolicate, query",
-            positionals[0].to_string_lossy()
-        )));
-    }
-    if mode != Mode::Symbolicate && (output.is_some() || sidecar.is_some()) {
-        return Err(UsageError(
-            "-o/--output and --sidecar are only valid with `symbolicate`".to_string(),
-        ));
-    }
-    let mut positionals = positionals.into_iter();
-    let command = match mode {
-        Mode::Load => {
-            let profile = positionals.next().map(PathBuf::from);
-            Command::Load {
-                profile,
-                server: ServerOptions {
-                    no_open,
-                    port,
-                    address,
-                    profiler_url,
-                    read_timeout,
-                },
-            }
+    Ok(Invocation {
+        command: given.command()?,
+        symbols,
+    })
+}
+
+/// What the command line gave, before it is checked as a whole.
+struct Given {
+    mode: Option<Mode>,
+    positionals: Vec<OsString>,
+    server: ServerOptions,
+    output: Option<PathBuf>,
+    sidecar: Option<Option<PathBuf>>,
+    /// `--sidecar PATH` (no `=`): the index the next positional will have.
+    sidecar_at: Option<usize>,
+}
+
+impl Given {
+    /// The mode's command: its positionals, and the options checked against the mode.
+    fn command(self) -> Result<Command, UsageError> {
+        let Given {
+            mode,
+            mut positionals,
+            mut server,
+            output,
+            mut sidecar,
+            sidecar_at,
+        } = self;
+        server.profiler_url = server.profiler_url.trim_end_matches('/').to_string();
+        let mode = mode.unwrap_or(Mode::Load);
+        // `--sidecar PATH` as the contract writes it: the argument after it is its PATH when
+        // a profile is given besides (with one positional only, that one is the profile).
+        if mode == Mode::Symbolicate
+            && sidecar == Some(None)
+            && let Some(i) = sidecar_at.filter(|&i| i < positionals.len() && positionals.len() >= 2)
+        {
+            sidecar = Some(Some(PathBuf::from(positionals.remove(i))));
         }
-        Mode::Symbolicate => {
-            let profile = positionals
-                .next()
-                .map(PathBuf::from)
-                .ok_or_else(|| UsageError("symbolicate: missing PROFILE".to_string()))?;
-            if output.is_none() && sidecar.is_none() {
-                return Err(UsageError(
-                    "symbolicate: give -o OUT, --sidecar, or both".to_string(),
-                ));
-            }
-            Command::Symbolicate {
-                profile,
-                output,
-                sidecar,
-            }
+        if mode == Mode::Load
+            && positionals.len() >= 2
+            && let Some(near) = positionals[0].to_str().and_then(misspelled_mode)
+        {
+            return Err(UsageError(format!(
+                "unknown mode '{}' (did you mean '{near}'?); modes: load, symbolicate, query",
+                positionals[0].to_string_lossy()
+            )));
         }
-        Mode::Query => {
-            let api_path = positionals
-                .next()
-                .ok_or_else(|| {
-                    UsageError("query: missing API-PATH (e.g. /symbolicate/v5)".to_string())
-                })
-                .and_then(|p| string(p, "API-PATH"))?;
-            let request = positionals.next().map(PathBuf::from);
-            Command::Query { api_path, request }
+        if mode != Mode::Symbolicate && (output.is_some() || sidecar.is_some()) {
+            return Err(UsageError(
+                "-o/--output and --sidecar are only valid with `symbolicate`".to_string(),
+            ));
         }
-    };
-    if let Some(extra) = positionals.next() {
-        return Err(UsageError(format!(
-            "unexpected argument '{}'",
-            extra.to_string_lossy()
-        )));
+        let mut positionals = positionals.into_iter();
+        let command = match mode {
+            Mode::Load => {
+                let profile = positionals.next().map(PathBuf::from);
+                Command::Load { profile, server }
+            }
+            Mode::Symbolicate => {
+                let profile = positionals
+                    .next()
+                    .map(PathBuf::from)
+                    .ok_or_else(|| UsageError("symbolicate: missing PROFILE".to_string()))?;
+                if output.is_none() && sidecar.is_none() {
+                    return Err(UsageError(
+                        "symbolicate: give -o OUT, --sidecar, or both".to_string(),
+                    ));
+                }
+                Command::Symbolicate {
+                    profile,
+                    output,
+                    sidecar,
+                }
+            }
+            Mode::Query => {
+                let api_path = positionals
+                    .next()
+                    .ok_or_else(|| {
+                        UsageError("query: missing API-PATH (e.g. /symbolicate/v5)".to_string())
+                    })
+                    .and_then(|p| string(p, "API-PATH"))?;
+                let request = positionals.next().map(PathBuf::from);
+                Command::Query { api_path, request }
+            }
+        };
+        if let Some(extra) = positionals.next() {
+            return Err(UsageError(format!(
+                "unexpected argument '{}'",
+                extra.to_string_lossy()
+            )));
+        }
+        Ok(command)
     }
-    Ok(Invocation { command, symbols })
 }
 
 #[cfg(test)]

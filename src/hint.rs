@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use crate::log::shell_quote;
-use crate::profile::libs::Lib;
 use crate::resolve::{LoadError, Module};
+use crate::shared::library::Lib;
 use crate::store::LoadedModule;
 
 /// Where a module without debug info comes from, which decides what can help.

@@ -11,17 +11,16 @@ pub mod app;
 mod ci;
 mod cli;
 mod coldsort;
-mod debugid;
 mod disasm;
 mod fs;
 mod hint;
 mod jsonwrite;
 mod log;
-mod pathname;
 mod profile;
 mod remote;
 mod resolve;
 mod server;
+mod shared;
 mod signals;
 mod store;
 
@@ -31,13 +30,13 @@ mod store;
 #[doc(hidden)]
 pub mod internals {
     pub use crate::api::Api;
-    pub use crate::debugid::DebugId;
     pub use crate::profile::read::{Want, read};
     pub use crate::profile::rewrite::{Replacements, rewrite};
     pub use crate::profile::scan::Input;
     pub use crate::resolve::breakpad::SymFile;
     pub use crate::resolve::native::set_one_by_one;
     pub use crate::resolve::{Companion, LoadContext, Module, demangle, open};
+    pub use crate::shared::debugid::DebugId;
     pub use crate::store::SymbolStore;
     pub use crate::store::zip::ZipArchive;
 }

@@ -10,12 +10,12 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// `eprintln!` whose write errors are ignored, with control characters escaped.
-#[macro_export]
 macro_rules! elog {
     ($($arg:tt)*) => {
         $crate::log::write_stderr(format_args!($($arg)*))
     };
 }
+pub(crate) use elog;
 
 /// One line on stderr (the [`elog!`] macro): control characters escaped, errors ignored.
 pub fn write_stderr(args: std::fmt::Arguments<'_>) {
@@ -64,7 +64,6 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
 }
 
 /// `println!` whose write errors are ignored (stdout is flushed: scripts wait for the line).
-#[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
@@ -73,6 +72,7 @@ macro_rules! out {
         let _ = o.flush();
     }};
 }
+pub(crate) use out;
 
 #[cfg(test)]
 mod tests {

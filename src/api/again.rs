@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use super::Answer;
 use super::answer::Keeper;
-use crate::debugid::DebugId;
 use crate::resolve::LoadError;
+use crate::shared::debugid::DebugId;
 use crate::store::{LoadedModule, ModuleState};
 
 /// Answers smaller than this are answered afresh in no time.

@@ -4,9 +4,9 @@
 use serde_json::{Value, json};
 
 use super::{Api, ApiError, LibState, offset_field};
-use crate::debugid::DebugId;
 use crate::disasm;
-use crate::profile::libs::Lib;
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
 use crate::store::codefile::{self, CodeQuery};
 
 /// Larger ranges are refused: the view is for one function, and the answer of 1 MiB of

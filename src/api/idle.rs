@@ -67,7 +67,7 @@ impl IdleWork {
     }
 
     /// A request asked for this module: its work is the request's now.
-    pub(super) fn take_over(&mut self, debug_name: &str, id: &crate::debugid::DebugId) {
+    pub(super) fn take_over(&mut self, debug_name: &str, id: &crate::shared::debugid::DebugId) {
         let is = |m: &WantedModule| m.lib.debug_name == debug_name && m.lib.breakpad_id == *id;
         if self.modules.front().is_some_and(is) {
             self.pos = 0;
@@ -187,7 +187,7 @@ impl Api {
             }
         }
         if work.is_empty() && !self.quiet {
-            crate::elog!(
+            crate::log::elog!(
                 "Resolved {} of the profile's {} ahead of the profiler's requests.",
                 crate::log::count(work.resolved, "address", "addresses"),
                 crate::log::count(work.done as u64, "module", "modules")

@@ -19,10 +19,11 @@ use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
-use crate::debugid::DebugId;
-use crate::profile::libs::{Lib, LibList};
+use crate::profile::libs::LibList;
 use crate::profile::wanted::{WantedModule, wanted_modules};
 use crate::profile::{ProfileError, ProfileFile};
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
 use crate::store::SymbolStore;
 
 /// Why a request cannot be answered; each kind has its HTTP status ([`Self::status`]).
@@ -203,7 +204,7 @@ impl Api {
             match spawned {
                 Ok(_) => Some(rx),
                 Err(e) => {
-                    crate::elog!(
+                    crate::log::elog!(
                         "warning: cannot start a thread to read the profile's libraries ({e}); \
                          symbolicating without them"
                     );
@@ -231,7 +232,7 @@ impl Api {
     /// lines: the server calls it once a burst of requests is over, `query` at the end.
     pub fn say_advice(&mut self) {
         for line in self.advisor.take_lines() {
-            crate::elog!("{line}");
+            crate::log::elog!("{line}");
         }
     }
 
@@ -266,12 +267,14 @@ impl Api {
             self.libs_progress += 1;
             self.reader = None;
             let (list, wanted) = all.unwrap_or_else(|e| {
-                crate::elog!("warning: {e}; symbolicating without the profile's library hints");
+                crate::log::elog!(
+                    "warning: {e}; symbolicating without the profile's library hints"
+                );
                 (LibList::default(), Vec::new())
             });
             self.idle = Some(idle::IdleWork::new(wanted));
             if !self.quiet {
-                crate::elog!(
+                crate::log::elog!(
                     "Found {} with debug IDs in the profile.",
                     crate::log::count(list.len() as u64, "library", "libraries")
                 );
@@ -362,7 +365,7 @@ impl Api {
     pub fn handle_parsed(&mut self, parsed: Parsed, may_wait: bool) -> Handled {
         // Only the profile's reader and downloads make an answer wait: without either,
         // the modules are not looked up twice (once here, once for the answer).
-        let can_wait = self.reader.is_some() || self.store.remote_mut().is_some();
+        let can_wait = self.reader.is_some() || self.store.has_remote();
         if may_wait && can_wait && self.waits(&parsed.request) {
             return Handled::WaitForDownloads(parsed);
         }
@@ -393,10 +396,7 @@ impl Api {
     /// that moves on progress of either.
     pub fn poll_downloads(&mut self) -> u64 {
         self.receive_libs(false);
-        let downloads = self.store.remote_mut().map_or(0, |r| {
-            r.poll();
-            r.finished
-        });
+        let downloads = self.store.poll_downloads();
         downloads + self.libs_progress
     }
 
@@ -404,16 +404,14 @@ impl Api {
     pub fn wait_download(&mut self) {
         if self.reader.is_some() {
             self.receive_libs(true);
-        } else if let Some(r) = self.store.remote_mut() {
-            r.wait_any();
+        } else {
+            self.store.wait_download();
         }
     }
 
     /// Stops downloads and removes their partial files.
     pub fn shutdown(&mut self) {
-        if let Some(r) = self.store.remote_mut() {
-            r.shutdown();
-        }
+        self.store.shutdown_downloads();
     }
 
     /// Answers `POST <path>` with `body` from what is here (no waiting): the JSON text of

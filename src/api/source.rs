@@ -8,8 +8,8 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{Api, ApiError, offset_field, str_field};
-use crate::debugid::DebugId;
 use crate::resolve::LoadError;
+use crate::shared::debugid::DebugId;
 
 /// Why a source file is not served: the message of the 200 `{"error": …}` answer (the
 /// front-end shows a failure's message only on a 200).
@@ -188,7 +188,7 @@ pub fn locate(
 ) -> Result<PathBuf, SourceError> {
     // Debug info (and the request) name these: a UNC or /net path is not even looked at.
     for named in std::iter::once(file).chain(comp_dir) {
-        if let Some(why) = crate::pathname::refused_from_outside(named) {
+        if let Some(why) = crate::shared::pathname::refused_from_outside(named) {
             return Err(SourceError::NotServed(format!(
                 "{file}: {named} is {why}; not served"
             )));

@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 use super::again::{Outcome, Resolved};
 use super::jobs::Job;
 use super::{Answer, Api};
-use crate::debugid::DebugId;
 use crate::jsonwrite::{hex_string, string};
 use crate::resolve::{LoadError, Symbolized};
+use crate::shared::debugid::DebugId;
 use crate::store::{Answered, ModuleState};
 
 impl Api {
@@ -53,7 +53,7 @@ impl Api {
             if !self.quiet && !waiting && self.told.insert((name.to_string(), id.clone())) {
                 let verbose = self.store.verbose();
                 let line = self.advisor.report(name, &answer, lib.as_ref(), verbose);
-                crate::elog!("{line}");
+                crate::log::elog!("{line}");
             }
             let answer = match answer {
                 Ok(module) => match module.places_sorted(&offsets, encode) {

@@ -8,12 +8,12 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::debugid::DebugId;
 use crate::profile::ProfileFile;
-use crate::profile::libs::Lib;
 use crate::profile::rewrite::{self, Replacements};
 use crate::resolve::Symbolized;
 use crate::resolve::sidecar::{self, ModuleSymbols};
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
 use crate::store::SymbolStore;
 
 mod output;
@@ -88,7 +88,131 @@ pub fn symbolicate(
     let started = Instant::now();
     let profile = ProfileFile::open(profile_path).map_err(|e| CiError(e.to_string()))?;
     let sidecar = sidecar.map(|p| p.unwrap_or_else(|| default_sidecar(profile_path)));
-    for out in output.iter().copied().chain(sidecar.as_deref()) {
+    check_outputs(profile_path, output, sidecar.as_deref())?;
+    let processes = profile
+        .read_processes()
+        .map_err(|e| CiError(e.to_string()))?;
+    let Wanted {
+        mut modules,
+        placed,
+        total,
+        processed,
+    } = wanted(&processes, profile_path, output)?;
+
+    // Downloads first, all at once.
+    let fetch: Vec<(&str, &DebugId, Option<&crate::shared::library::Lib>)> = modules
+        .iter()
+        .map(|((name, _), w)| (name.as_str(), &w.lib.breakpad_id, Some(&w.lib)))
+        .collect();
+    store.fetch_all(&fetch);
+    let Resolved {
+        summary,
+        mut advisor,
+        failed,
+    } = resolve_all(store, &mut modules);
+    let results = Results::new(&modules);
+
+    // Unresolved addresses per module: of the profile's frames (a processed profile's
+    // are the modules' offsets).
+    let mut unresolved: BTreeMap<&Key, u64> = BTreeMap::new();
+    if processed {
+        for (k, w) in &modules {
+            let named = w.results.iter().filter(|r| r.is_some()).count();
+            let left = (w.offsets.len() - named) as u64;
+            if left > 0 {
+                unresolved.insert(k, left);
+            }
+        }
+    } else {
+        for (_, _, k, o) in &placed {
+            if results.symbol_of(k, *o).is_none() {
+                *unresolved.entry(k).or_default() += 1;
+            }
+        }
+    }
+    let asked = if processed {
+        modules.values().map(|w| w.offsets.len() as u64).sum()
+    } else {
+        placed.len() as u64
+    };
+    let left: u64 = unresolved.values().sum();
+    let resolved = asked - left;
+
+    let mut staged: Vec<Staged> = Vec::new();
+    if let Some(out) = output {
+        // Marked only when complete: the profiler never symbolicates a profile marked
+        // presymbolicated, so a partial mark would hide the rest for good.
+        let complete = left == 0;
+        staged.push(stage_profile(
+            out,
+            &profile,
+            profile_path,
+            &processes,
+            &placed,
+            &results,
+            complete,
+        )?);
+    }
+    if let Some(path) = &sidecar {
+        staged.push(stage_sidecar(path, &modules)?);
+    }
+    // Both complete: only now does either appear.
+    commit(staged)?;
+
+    let outcome = Outcome { asked, resolved };
+    if !quiet {
+        // A processed profile's frames are counted per distinct offset: no such note.
+        let outside = match total.saturating_sub(asked) {
+            n if n == 0 || processed => String::new(),
+            n => format!(" ({n} outside every lib, kept as they are)"),
+        };
+        crate::log::elog!(
+            "{}: {}, {resolved} of {asked} addresses resolved{outside}, in {:.2} s",
+            profile_path.display(),
+            crate::log::count(modules.len() as u64, "module", "modules"),
+            started.elapsed().as_secs_f64()
+        );
+        for line in summary.iter().chain(&advisor.take_lines()) {
+            crate::log::elog!("{line}");
+        }
+        if let Some(out) = output {
+            crate::log::elog!("  wrote {}", out.display());
+        }
+        if let Some(s) = &sidecar {
+            crate::log::elog!("  wrote {}", s.display());
+        }
+    }
+    if left > 0 {
+        warn_unresolved(&unresolved, &failed, &outcome, output.is_some());
+    }
+    Ok(outcome)
+}
+
+/// A module: its debug name and ID.
+type Key = (String, DebugId);
+
+/// Each address of an unprocessed profile inside a lib: (process, address, module, offset).
+type Placed = Vec<(usize, u64, Key, u64)>;
+
+/// What the profile asks for.
+struct Wanted {
+    /// The module offsets wanted, grouped by module.
+    modules: BTreeMap<Key, ModuleWork>,
+    placed: Placed,
+    /// Every address (or frame) the profile holds, inside a lib or not.
+    total: u64,
+    /// A processed profile (frames are module offsets already).
+    processed: bool,
+}
+
+/// Refuses an output that is the input, the same file given twice, or a target that cannot
+/// be written: said before the work, not after it.
+fn check_outputs(
+    profile_path: &Path,
+    output: Option<&Path>,
+    sidecar: Option<&Path>,
+) -> Result<(), CiError> {
+    for out in output.iter().copied().chain(sidecar) {
         if same_file(out, profile_path) {
             return Err(CiError(format!(
                 "{}: this is the input profile; it is never overwritten",
@@ -96,7 +220,7 @@ pub fn symbolicate(
             )));
         }
     }
-    if let (Some(out), Some(side)) = (output, sidecar.as_deref())
+    if let (Some(out), Some(side)) = (output, sidecar)
         && (out == side || same_file(out, side))
     {
         return Err(CiError(format!(
@@ -108,16 +232,20 @@ pub fn symbolicate(
     if let Some(out) = output {
         check_target(out, "the profile")?;
     }
-    if let Some(side) = &sidecar {
+    if let Some(side) = sidecar {
         check_target(side, "the sidecar")?;
     }
-    let processes = profile
-        .read_processes()
-        .map_err(|e| CiError(e.to_string()))?;
+    Ok(())
+}
 
-    // Which module offsets each process's addresses are, grouped by module.
-    let mut modules: BTreeMap<(String, DebugId), ModuleWork> = BTreeMap::new();
-    let mut placed: Vec<(usize, u64, (String, DebugId), u64)> = Vec::new(); // (process, address, module, offset)
+/// Which module offsets each process's addresses are, grouped by module.
+fn wanted(
+    processes: &[crate::profile::read::ProcessInfo],
+    profile_path: &Path,
+    output: Option<&Path>,
+) -> Result<Wanted, CiError> {
+    let mut modules: BTreeMap<Key, ModuleWork> = BTreeMap::new();
+    let mut placed: Placed = Vec::new();
     let mut total = 0u64;
     if processes.first().is_none_or(|root| !root.has_meta) {
         return Err(CiError(format!(
@@ -160,18 +288,28 @@ pub fn symbolicate(
             placed.push((p, addr, want(&mut modules, lib, offset), offset));
         }
     }
+    Ok(Wanted {
+        modules,
+        placed,
+        total,
+        processed,
+    })
+}
 
-    // Downloads first, all at once.
-    let wanted: Vec<(&str, &DebugId, Option<&crate::profile::libs::Lib>)> = modules
-        .iter()
-        .map(|((name, _), w)| (name.as_str(), &w.lib.breakpad_id, Some(&w.lib)))
-        .collect();
-    store.fetch_all(&wanted);
-    // Resolve, one ascending pass per module.
+/// What resolving the modules said.
+struct Resolved {
+    /// A line per module.
+    summary: Vec<String>,
+    advisor: crate::hint::Advisor,
+    /// Modules without symbols (for the count of what stayed unresolved, and why).
+    failed: BTreeSet<Key>,
+}
+
+/// Resolves every module's offsets, one ascending pass per module.
+fn resolve_all(store: &mut SymbolStore, modules: &mut BTreeMap<Key, ModuleWork>) -> Resolved {
     let mut summary = Vec::new();
     let mut advisor = crate::hint::Advisor::default();
-    // Modules without symbols (for the count of what stayed unresolved, and why).
-    let mut failed: BTreeSet<(String, DebugId)> = BTreeSet::new();
+    let mut failed: BTreeSet<Key> = BTreeSet::new();
     for ((name, _), work) in modules.iter_mut() {
         let offsets: Vec<u64> = work.offsets.iter().copied().collect();
         let answer = store
@@ -183,7 +321,7 @@ pub fn symbolicate(
                 work.results = match module.lookup_sorted(&offsets) {
                     Ok(r) => r,
                     Err(e) => {
-                        crate::elog!("warning: {name}: {} ({})", e.message, e.kind);
+                        crate::log::elog!("warning: {name}: {} ({})", e.message, e.kind);
                         vec![None; offsets.len()]
                     }
                 };
@@ -199,171 +337,150 @@ pub fn symbolicate(
             }
         }
     }
-    // Where each offset's result is in its module's (sorted) results.
-    let positions: HashMap<&(String, DebugId), HashMap<u64, usize>> = modules
+    Resolved {
+        summary,
+        advisor,
+        failed,
+    }
+}
+
+/// The modules' results, found by module and offset.
+struct Results<'a> {
+    modules: &'a BTreeMap<Key, ModuleWork>,
+    /// Where each offset's result is in its module's (sorted) results.
+    positions: HashMap<&'a Key, HashMap<u64, usize>>,
+}
+
+impl<'a> Results<'a> {
+    fn new(modules: &'a BTreeMap<Key, ModuleWork>) -> Results<'a> {
+        let positions = modules
+            .iter()
+            .map(|(k, w)| {
+                (
+                    k,
+                    w.offsets.iter().enumerate().map(|(i, &o)| (o, i)).collect(),
+                )
+            })
+            .collect();
+        Results { modules, positions }
+    }
+
+    fn symbol_of(&self, key: &Key, offset: u64) -> Option<&'a Symbolized> {
+        let i = *self.positions.get(key)?.get(&offset)?;
+        self.modules.get(key)?.results.get(i)?.as_ref()
+    }
+}
+
+/// Stages the symbolicated profile: the input rewritten with each resolved address's name
+/// (`gz` when `out` ends in `.gz`); marked presymbolicated when `complete`.
+fn stage_profile(
+    out: &Path,
+    profile: &ProfileFile,
+    profile_path: &Path,
+    processes: &[crate::profile::read::ProcessInfo],
+    placed: &[(usize, u64, Key, u64)],
+    results: &Results<'_>,
+    complete: bool,
+) -> Result<Staged, CiError> {
+    let mut repl: Replacements = HashMap::new();
+    for (p, addr, key, offset) in placed {
+        if let Some(s) = results.symbol_of(key, *offset) {
+            repl.entry(processes[*p].path.clone())
+                .or_default()
+                .insert(*addr, format!("{} (in {})", s.function, key.0));
+        }
+    }
+    let gz = out.extension().is_some_and(|e| e == "gz");
+    stage(
+        out,
+        "the profile",
+        Box::new(|w| {
+            let input = profile.reader().map_err(|e| e.to_string())?;
+            let err =
+                |e: crate::profile::scan::JsonError| format!("{}: {e}", profile_path.display());
+            if gz {
+                // The rewriter writes small pieces; the encoder wants big ones.
+                let enc = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+                let mut buffered = BufWriter::with_capacity(1 << 16, enc);
+                rewrite::rewrite(input, &mut buffered, &repl, complete).map_err(err)?;
+                buffered
+                    .into_inner()
+                    .map_err(|e| e.error().to_string())?
+                    .finish()
+                    .map_err(|e| e.to_string())?;
+            } else {
+                rewrite::rewrite(input, w, &repl, complete).map_err(err)?;
+            }
+            Ok(())
+        }),
+    )
+}
+
+/// Stages the sidecar: the symbols of every module that got any.
+fn stage_sidecar(path: &Path, modules: &BTreeMap<Key, ModuleWork>) -> Result<Staged, CiError> {
+    let symbols: Vec<ModuleSymbols<'_>> = modules
         .iter()
-        .map(|(k, w)| {
-            (
-                k,
-                w.offsets.iter().enumerate().map(|(i, &o)| (o, i)).collect(),
-            )
+        .filter(|(_, w)| w.results.iter().any(Option::is_some))
+        .map(|((name, _), w)| ModuleSymbols {
+            debug_name: name,
+            debug_id: w.lib.breakpad_id.to_string(),
+            code_id: w.lib.code_id.as_deref(),
+            addresses: w
+                .offsets
+                .iter()
+                .zip(&w.results)
+                .filter_map(|(&o, r)| Some((o, r.as_ref()?)))
+                .collect(),
         })
         .collect();
-    let symbol_of = |key: &(String, DebugId), offset: u64| -> Option<&Symbolized> {
-        let i = *positions.get(key)?.get(&offset)?;
-        modules.get(key)?.results.get(i)?.as_ref()
-    };
+    stage(
+        path,
+        "the sidecar",
+        Box::new(|w| sidecar::write(&symbols, w).map_err(|e| e.to_string())),
+    )
+}
 
-    // Unresolved addresses per module: of the profile's frames (a processed profile's
-    // are the modules' offsets).
-    let mut unresolved: BTreeMap<&(String, DebugId), u64> = BTreeMap::new();
-    if processed {
-        for (k, w) in &modules {
-            let named = w.results.iter().filter(|r| r.is_some()).count();
-            let left = (w.offsets.len() - named) as u64;
-            if left > 0 {
-                unresolved.insert(k, left);
-            }
-        }
+/// Says what stayed unresolved, with `-q` too: the output is not what a complete run
+/// gives. The modules with most left first, a few of them: one line however many.
+fn warn_unresolved(
+    unresolved: &BTreeMap<&Key, u64>,
+    failed: &BTreeSet<Key>,
+    outcome: &Outcome,
+    wrote_profile: bool,
+) {
+    let (asked, left) = (outcome.asked, outcome.asked - outcome.resolved);
+    let mut by_count: Vec<(&&Key, &u64)> = unresolved.iter().collect();
+    crate::coldsort::sort_by(&mut by_count, |a, b| b.1.cmp(a.1));
+    let shown = 2;
+    let mut why: Vec<String> = by_count
+        .iter()
+        .take(shown)
+        .map(|(k, n)| {
+            let cause = if failed.contains(*k) {
+                "no symbols found"
+            } else {
+                "no function there"
+            };
+            format!("{}: {n}, {cause}", k.0)
+        })
+        .collect();
+    if by_count.len() > shown {
+        why.push(format!("{} more modules", by_count.len() - shown));
+    }
+    // The profiler symbolicates them when it opens the output.
+    let flag = if wrote_profile {
+        "; meta.presymbolicated not set"
     } else {
-        for (_, _, k, o) in &placed {
-            if symbol_of(k, *o).is_none() {
-                *unresolved.entry(k).or_default() += 1;
-            }
-        }
-    }
-    let asked = if processed {
-        modules.values().map(|w| w.offsets.len() as u64).sum()
-    } else {
-        placed.len() as u64
+        ""
     };
-    let left: u64 = unresolved.values().sum();
-    let resolved = asked - left;
-
-    let mut staged: Vec<Staged> = Vec::new();
-    if let Some(out) = output {
-        let mut repl: Replacements = HashMap::new();
-        for (p, addr, key, offset) in &placed {
-            if let Some(s) = symbol_of(key, *offset) {
-                repl.entry(processes[*p].path.clone())
-                    .or_default()
-                    .insert(*addr, format!("{} (in {})", s.function, key.0));
-            }
-        }
-        // Marked only when complete: the profiler never symbolicates a profile marked
-        // presymbolicated, so a partial mark would hide the rest for good.
-        let complete = left == 0;
-        let gz = out.extension().is_some_and(|e| e == "gz");
-        staged.push(stage(
-            out,
-            "the profile",
-            Box::new(|w| {
-                let input = profile.reader().map_err(|e| e.to_string())?;
-                let err =
-                    |e: crate::profile::scan::JsonError| format!("{}: {e}", profile_path.display());
-                if gz {
-                    // The rewriter writes small pieces; the encoder wants big ones.
-                    let enc = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
-                    let mut buffered = BufWriter::with_capacity(1 << 16, enc);
-                    rewrite::rewrite(input, &mut buffered, &repl, complete).map_err(err)?;
-                    buffered
-                        .into_inner()
-                        .map_err(|e| e.error().to_string())?
-                        .finish()
-                        .map_err(|e| e.to_string())?;
-                } else {
-                    rewrite::rewrite(input, w, &repl, complete).map_err(err)?;
-                }
-                Ok(())
-            }),
-        )?);
-    }
-
-    if let Some(path) = &sidecar {
-        let symbols: Vec<ModuleSymbols<'_>> = modules
-            .iter()
-            .filter(|(_, w)| w.results.iter().any(Option::is_some))
-            .map(|((name, _), w)| ModuleSymbols {
-                debug_name: name,
-                debug_id: w.lib.breakpad_id.to_string(),
-                code_id: w.lib.code_id.as_deref(),
-                addresses: w
-                    .offsets
-                    .iter()
-                    .zip(&w.results)
-                    .filter_map(|(&o, r)| Some((o, r.as_ref()?)))
-                    .collect(),
-            })
-            .collect();
-        staged.push(stage(
-            path,
-            "the sidecar",
-            Box::new(|w| sidecar::write(&symbols, w).map_err(|e| e.to_string())),
-        )?);
-    }
-    // Both complete: only now does either appear.
-    commit(staged)?;
-
-    let outcome = Outcome { asked, resolved };
-    if !quiet {
-        // A processed profile's frames are counted per distinct offset: no such note.
-        let outside = match total.saturating_sub(asked) {
-            n if n == 0 || processed => String::new(),
-            n => format!(" ({n} outside every lib, kept as they are)"),
-        };
-        crate::elog!(
-            "{}: {}, {resolved} of {asked} addresses resolved{outside}, in {:.2} s",
-            profile_path.display(),
-            crate::log::count(modules.len() as u64, "module", "modules"),
-            started.elapsed().as_secs_f64()
-        );
-        for line in summary.iter().chain(&advisor.take_lines()) {
-            crate::elog!("{line}");
-        }
-        if let Some(out) = output {
-            crate::elog!("  wrote {}", out.display());
-        }
-        if let Some(s) = &sidecar {
-            crate::elog!("  wrote {}", s.display());
-        }
-    }
-    if left > 0 {
-        // Said with -q too: the output is not what a complete run gives.
-        // The modules with most left first, a few of them: one line however many.
-        let mut by_count: Vec<(&&(String, DebugId), &u64)> = unresolved.iter().collect();
-        crate::coldsort::sort_by(&mut by_count, |a, b| b.1.cmp(a.1));
-        let shown = 2;
-        let mut why: Vec<String> = by_count
-            .iter()
-            .take(shown)
-            .map(|(k, n)| {
-                let cause = if failed.contains(*k) {
-                    "no symbols found"
-                } else {
-                    "no function there"
-                };
-                format!("{}: {n}, {cause}", k.0)
-            })
-            .collect();
-        if by_count.len() > shown {
-            why.push(format!("{} more modules", by_count.len() - shown));
-        }
-        // The profiler symbolicates them when it opens the output.
-        let flag = if output.is_some() {
-            "; meta.presymbolicated not set"
-        } else {
-            ""
-        };
-        let level = if outcome.nothing_resolved() {
-            "error"
-        } else {
-            "warning"
-        };
-        crate::elog!(
-            "{level}: {} of {asked} addresses stayed unresolved ({}){flag}",
-            left,
-            why.join("; ")
-        );
-    }
-    Ok(outcome)
+    let level = if outcome.nothing_resolved() {
+        "error"
+    } else {
+        "warning"
+    };
+    crate::log::elog!(
+        "{level}: {} of {asked} addresses stayed unresolved ({}){flag}",
+        left,
+        why.join("; ")
+    );
 }

@@ -1,32 +1,11 @@
 //! The library list: what a profile says about each loaded module, used as hints for
-//! finding its debug information.
+//! finding its debug information. [`Lib`] itself is a shared type (the store and the
+//! remote sources take it as input); reading it from the profile's JSON is here.
 
 use serde_json::Value;
 
-use crate::debugid::DebugId;
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Lib {
-    pub debug_name: String,
-    pub breakpad_id: DebugId,
-    pub name: Option<String>,
-    pub path: Option<String>,
-    pub debug_path: Option<String>,
-    pub code_id: Option<String>,
-    pub arch: Option<String>,
-    pub start: Option<u64>,
-    pub end: Option<u64>,
-    pub offset: u64,
-    /// Paths the profile named that are never looked at (a UNC, device or `/net` path:
-    /// [`crate::pathname::refused_from_outside`]), each with why: reported as the
-    /// module's errors.
-    pub refused: Vec<String>,
-    /// The profile named a path of it relative (looked up beside the profile, then in
-    /// the current folder), or absolute into the profile's own folder: what is found there
-    /// came with the profile, so the file names in its debug info are the profile's
-    /// author's, not this machine's (`/source/v1`).
-    pub relative: bool,
-}
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
 
 fn nonempty_str(v: &Value, key: &str) -> Option<String> {
     v.get(key)
@@ -60,45 +39,14 @@ impl Lib {
         )
     }
 
-    /// The GNU build ID of an ELF module, from its code ID, when it is one: hex, and its
-    /// first 16 bytes give the requested debug ID (which rules out PE and Mach-O code IDs).
-    pub fn elf_build_id(&self, breakpad_id: &DebugId) -> Option<String> {
-        let code_id = self.code_id.as_deref()?.to_ascii_lowercase();
-        if code_id.len() < 8
-            || code_id.len() % 2 != 0
-            || !code_id.bytes().all(|b| b.is_ascii_hexdigit())
-        {
-            return None;
-        }
-        let bytes: Vec<u8> = (0..code_id.len())
-            .step_by(2)
-            .filter_map(|i| u8::from_str_radix(&code_id[i..i + 2], 16).ok())
-            .collect();
-        let id = crate::debugid::elf_from_build_id(&bytes, true);
-        breakpad_id.is(&id).then_some(code_id)
-    }
-
-    /// Its path made relative (for `--simpleperf-binary-cache DIR/<lib path>`), unless it
-    /// could lead out of the folder.
-    pub fn device_path(&self) -> Option<&std::path::Path> {
-        let rel = self.path.as_deref()?.trim_start_matches('/');
-        // Each component a plain name: on Windows `C:` or `NUL` would lead elsewhere.
-        let ok = !rel.is_empty()
-            && rel
-                .split('/')
-                .filter(|c| !c.is_empty())
-                .all(crate::pathname::is_plain);
-        ok.then(|| std::path::Path::new(rel))
-    }
-
     /// Moves the paths that must not be looked at to `refused`.
     fn screened(mut self) -> Lib {
         for p in [&mut self.path, &mut self.debug_path] {
             // A relative path is looked up from the current folder too.
             let refused = p.as_deref().and_then(|p| {
-                crate::pathname::refused_from_outside(p).or_else(|| {
+                crate::shared::pathname::refused_from_outside(p).or_else(|| {
                     let here = std::env::current_dir().ok()?.join(p);
-                    crate::pathname::refused_from_outside(&here.to_string_lossy())
+                    crate::shared::pathname::refused_from_outside(&here.to_string_lossy())
                 })
             });
             if let Some(why) = refused {
@@ -144,7 +92,8 @@ pub fn anchor_relative_paths(libs: &mut [Lib], profile_dir: &std::path::Path) {
                 *relative = true;
                 let beside = profile_dir.join(rel);
                 // `..` may climb from the profile's folder into /net.
-                if crate::pathname::refused_from_outside(&beside.to_string_lossy()).is_none()
+                if crate::shared::pathname::refused_from_outside(&beside.to_string_lossy())
+                    .is_none()
                     && beside.exists()
                 {
                     *p = beside.to_string_lossy().into_owned();
@@ -215,25 +164,5 @@ mod tests {
             Some("/b")
         );
         assert!(list.find("c", &"AB0".into()).is_none());
-    }
-
-    #[test]
-    fn build_ids_only_for_elf_code_ids() {
-        let lib = |code: &str| Lib {
-            code_id: Some(code.to_string()),
-            ..Default::default()
-        };
-        let elf = lib("eae34e02f5655745dd557688f4ec4af564554074");
-        assert_eq!(
-            elf.elf_build_id(&"024EE3EA65F54557DD557688F4EC4AF50".into())
-                .as_deref(),
-            Some("eae34e02f5655745dd557688f4ec4af564554074")
-        );
-        // A PE code ID (timestamp + size) is not a build ID.
-        assert!(
-            lib("6553F1003000")
-                .elf_build_id(&"A0EA581CEB06F24F4C4C44205044422E1".into())
-                .is_none()
-        );
     }
 }

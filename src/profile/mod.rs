@@ -11,7 +11,7 @@ use std::fmt;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use libs::Lib;
+use crate::shared::library::Lib;
 use read::Want;
 pub use read::{ProcessInfo, hex_address};
 use scan::Input;

@@ -6,8 +6,8 @@ use std::io::Read;
 
 use serde_json::Value;
 
-use super::libs::Lib;
 use super::scan::{Input, JsonError, MAX_VALUE};
+use crate::shared::library::Lib;
 
 /// Processes nest (`processes[]` inside processes); deeper than this is no real profile.
 const MAX_NESTING: usize = 64;

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::ProcessInfo;
-use super::libs::Lib;
-use crate::debugid::DebugId;
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
 
 /// One module's share of the profile's frames.
 pub struct WantedModule {

@@ -14,10 +14,10 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::debugid::DebugId;
-use crate::profile::libs::Lib;
 use crate::resolve::{LoadError, LoadErrorKind};
-use crate::store::options::SymbolOptions;
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
+use crate::shared::options::SymbolOptions;
 
 /// Downloads running at once; more wait in a queue.
 const MAX_RUNNING: usize = 8;
@@ -171,7 +171,7 @@ pub fn join_url(base: &str, rel: &str) -> String {
 /// Percent-encodes what may not stand in a URL path (RFC 3986 `pchar` and `/` stay), so a
 /// name with `#`, `?`, `%` or a space cannot change the URL's meaning.
 fn encode_path(rel: &str) -> String {
-    crate::pathname::percent_encode(rel, crate::pathname::PATH_CHARS)
+    crate::shared::pathname::percent_encode(rel, crate::shared::pathname::PATH_CHARS)
 }
 
 impl Remote {
@@ -219,7 +219,7 @@ impl Remote {
             }
         }
         if !no_cache.is_empty() {
-            crate::elog!(
+            crate::log::elog!(
                 "warning: no cache folder (HOME, XDG_CACHE_HOME or LOCALAPPDATA is unset): {} not used; name one with --breakpad-symbol-cache, --windows-symbol-cache or DEBUGINFOD_CACHE_PATH",
                 no_cache.join(", ")
             );
@@ -230,7 +230,7 @@ impl Remote {
             Ok(()) => true,
             Err(e) => {
                 if !refused.contains(&s.cache) {
-                    crate::elog!("warning: {e}; symbol servers using it are not asked");
+                    crate::log::elog!("warning: {e}; symbol servers using it are not asked");
                     refused.push(s.cache.clone());
                 }
                 false
@@ -274,7 +274,7 @@ impl Remote {
         from: usize,
         errors: &mut Vec<LoadError>,
     ) -> Lookup {
-        if !crate::pathname::is_plain(debug_name) {
+        if !crate::shared::pathname::is_plain(debug_name) {
             return Lookup::Absent;
         }
         let id = breakpad_id.path_component();
@@ -283,7 +283,9 @@ impl Remote {
         for i in from..self.sources.len() {
             let src = &self.sources[i];
             let rel = match src.kind {
-                Kind::Breakpad => crate::pathname::breakpad_sym_path(debug_name, breakpad_id),
+                Kind::Breakpad => {
+                    crate::shared::pathname::breakpad_sym_path(debug_name, breakpad_id)
+                }
                 // Symbol servers hold PDBs under their name (binaries by code ID, for
                 // code, are not fetched yet).
                 Kind::Windows if debug_name.to_ascii_lowercase().ends_with(".pdb") => {
@@ -434,7 +436,7 @@ impl Remote {
         if ours {
             let _ = std::fs::remove_file(&c.path);
         } else if self.verbose {
-            crate::elog!(
+            crate::log::elog!(
                 "  {}: not used; left in place, this program did not write it",
                 c.path.display()
             );
@@ -449,7 +451,7 @@ impl Remote {
         match curl::start(&job.url, &src.cache, &job.rel, job.source) {
             Ok(d) => {
                 if self.verbose {
-                    crate::elog!("  fetching {}", job.url);
+                    crate::log::elog!("  fetching {}", job.url);
                 }
                 // Not listed in the index: only what was stored is. A partial file that a
                 // killed run leaves is recognised by its name (`evict`).
@@ -460,7 +462,7 @@ impl Remote {
             }
             Err(curl::StartError::CurlMissing) => {
                 if !self.curl_missing {
-                    crate::elog!(
+                    crate::log::elog!(
                         "warning: curl is not installed: symbol servers are not used, only local files"
                     );
                 }
@@ -468,7 +470,7 @@ impl Remote {
                 None
             }
             Err(curl::StartError::Other(message)) => {
-                crate::elog!("warning: {}: {message}", job.url);
+                crate::log::elog!("warning: {}: {message}", job.url);
                 self.missed.insert(job.url);
                 None
             }
@@ -520,12 +522,12 @@ impl Remote {
                 // It answered: a later failure starts from the first pause again.
                 self.down[d.source] = Backoff::default();
                 if self.verbose {
-                    crate::elog!("  fetched {}", d.url);
+                    crate::log::elog!("  fetched {}", d.url);
                 }
                 if !self.quiet
                     && let Some(line) = d.done_line()
                 {
-                    crate::elog!("  {line}");
+                    crate::log::elog!("  {line}");
                 }
                 let dest = d.root.join(&d.rel);
                 self.wrote.insert(dest.clone());
@@ -549,7 +551,7 @@ impl Remote {
                     // Said once per pause: meanwhile the run works from local data and
                     // the other servers.
                     if let Some(pause) = self.down[d.source].fail(self.first_pause) {
-                        crate::elog!(
+                        crate::log::elog!(
                             "warning: symbol server {} failed ({message}); not asked again for {} (each failure in a row doubles the pause, up to {})",
                             self.sources[d.source].base,
                             shown(pause),
@@ -558,7 +560,7 @@ impl Remote {
                     }
                 } else {
                     if !self.quiet {
-                        crate::elog!("warning: {}: {message}", d.url);
+                        crate::log::elog!("warning: {}: {message}", d.url);
                     }
                     self.missed.insert(d.url.clone());
                 }
@@ -573,7 +575,7 @@ impl Remote {
             if !self.quiet
                 && let Some(line) = self.running[i].progress()
             {
-                crate::elog!("  {line}");
+                crate::log::elog!("  {line}");
             }
             match self.running[i].poll() {
                 Some(outcome) => {
@@ -633,7 +635,7 @@ mod tests {
             encode_path("libstdc++.so.6/ID/a b#?%.sym"),
             "libstdc++.so.6/ID/a%20b%23%3F%25.sym"
         );
-        let s = crate::store::options::SymbolPath::parse(
+        let s = crate::shared::options::SymbolPath::parse(
             r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms;srv*http://x/",
         )
         .servers;

@@ -7,9 +7,10 @@
 pub use super::range::Range;
 use object::{Object, ObjectSection, SectionKind};
 
+use super::demangle::demangle;
 use super::pace;
 use super::symnames::{Names, Sym};
-use super::{LoadError, LoadErrorKind, Symbolized, Text, demangle};
+use super::types::{LoadError, LoadErrorKind, Symbolized, Text};
 
 /// `[start, end)` of each code section. A separate debug file (`objcopy
 /// --only-keep-debug`, debuginfod's `debuginfo`) keeps the section headers with no bytes
@@ -408,24 +409,6 @@ impl FunctionTable {
     }
 }
 
-/// An MSVC-decorated name as the profiler shows it (samply's flags): no return type,
-/// calling convention or access specifier, `a, b` argument lists.
-pub fn demangle_msvc(name: &str) -> Option<String> {
-    use msvc_demangler::DemangleFlags as F;
-    let flags = F::NO_ACCESS_SPECIFIERS
-        | F::NO_FUNCTION_RETURNS
-        | F::NO_MEMBER_TYPE
-        | F::NO_MS_KEYWORDS
-        | F::NO_THISTYPE
-        | F::NO_CLASS_TYPE
-        | F::SPACE_AFTER_COMMA
-        | F::HUG_TYPE;
-    // `f(void)` reads as the C++ source and Itanium names do: `f()`.
-    msvc_demangler::demangle(name, flags)
-        .ok()
-        .map(|s| s.replace("(void)", "()"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,17 +527,5 @@ mod tests {
             &[],
         );
         assert_eq!(at(&t, 0x210), Some(("f".into(), 0x110, 0x40)));
-    }
-
-    #[test]
-    fn only_mangled_names_are_demangled() {
-        assert_eq!(demangle("f"), "f");
-        assert_eq!(demangle("_Z1fv"), "f()");
-        assert_eq!(
-            demangle(
-                "?toString@Decimal@blink@@QEBA?AV?$basic_string@DU?$char_traits@D@std@@V?$allocator@D@2@@std@@XZ"
-            ),
-            "blink::Decimal::toString()"
-        );
     }
 }

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use object::{Object, ObjectSegment};
 
-use super::{LoadError, LoadErrorKind};
-use crate::debugid::DebugId;
+use super::types::{LoadError, LoadErrorKind};
+use crate::shared::debugid::DebugId;
 
 /// The error every format gives for a file with another debug ID.
 pub fn check_id(path: &Path, found: &DebugId, want: &DebugId) -> Result<(), LoadError> {

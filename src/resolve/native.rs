@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use super::dwarf::{DwarfResolver, Found};
 use super::fasthash::Fast;
 use super::funcs::FunctionTable;
-use super::{LoadError, LoadErrorKind, Symbolized};
+use super::types::{LoadError, LoadErrorKind, Symbolized, Text};
 
 /// Test and fuzz hook, not an option: every DWARF address through addr2line alone, never
 /// the batch path (`src/resolve/dwarf/batch/`), which `tests/batch.rs` checks against it
@@ -20,7 +20,7 @@ fn one_by_one() -> bool {
         UNREAD => {
             let set = std::env::var_os("PROFILER_SYMBOL_SERVER_ONE_BY_ONE").is_some();
             if set {
-                crate::elog!(
+                crate::log::elog!(
                     "PROFILER_SYMBOL_SERVER_ONE_BY_ONE: every DWARF address through addr2line \
                      alone (a test hook)"
                 );
@@ -81,7 +81,7 @@ pub struct NativeModule {
 /// instructions of a cold 100 000-address request at libxul's size.
 #[derive(Default)]
 pub struct SymbolNames {
-    by_entry: std::cell::RefCell<std::collections::HashMap<u64, Option<super::Text>, Fast>>,
+    by_entry: std::cell::RefCell<std::collections::HashMap<u64, Option<Text>, Fast>>,
     /// The texts' bytes, counted in the module's cost (the cache's bound).
     bytes: std::cell::Cell<u64>,
 }
@@ -93,11 +93,7 @@ impl SymbolNames {
     }
 
     /// The name at `entry`: `name()` the first time, kept for the next.
-    fn get_or_insert(
-        &self,
-        entry: u64,
-        name: impl FnOnce() -> Option<super::Text>,
-    ) -> Option<super::Text> {
+    fn get_or_insert(&self, entry: u64, name: impl FnOnce() -> Option<Text>) -> Option<Text> {
         if let Some(known) = self.by_entry.borrow().get(&entry) {
             return known.clone();
         }
@@ -156,11 +152,11 @@ impl NativeModule {
 
     /// The demangled name of the symbol starting at `entry` (for a function whose DWARF
     /// has no linkage name, or no name).
-    fn symbol_at(&self, entry: u64) -> Option<super::Text> {
+    fn symbol_at(&self, entry: u64) -> Option<Text> {
         self.symbol_names.get_or_insert(entry, || {
             let (name, start, _, _) = self.symbols.find(entry)?;
             let name = name?;
-            (start == entry).then(|| super::demangle(name).into())
+            (start == entry).then(|| super::demangle::demangle(name).into())
         })
     }
 
@@ -280,7 +276,7 @@ mod tests {
         let made = std::cell::Cell::new(0);
         let make = |text: Option<&str>| {
             made.set(made.get() + 1);
-            text.map(super::super::Text::from)
+            text.map(Text::from)
         };
         for _ in 0..3 {
             let got = names.get_or_insert(0x10, || make(Some("js::gc::Cell::isTenured()")));

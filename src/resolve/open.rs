@@ -10,8 +10,9 @@ use object::{Object, ObjectSection, SectionKind};
 use super::breakpad::SymFile;
 use super::bytes::FileBytes;
 use super::id::{check_id, image_base};
-use super::{LoadContext, LoadError, LoadErrorKind, Module, elf, macho, pace, pe};
-use crate::debugid::DebugId;
+use super::types::{Companion, LoadContext, LoadError, LoadErrorKind};
+use super::{Module, elf, macho, pace, pe};
+use crate::shared::debugid::DebugId;
 
 /// The magic of a PDB (MSF 7.0) file.
 const PDB_MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
@@ -27,7 +28,7 @@ pub fn open(want: &DebugId, ctx: &LoadContext<'_>) -> Result<Module, LoadError> 
 }
 
 /// Where a file's companions may be, owned by a load that outlives the store's borrow.
-pub type OwnedCompanionPaths = Box<dyn Fn(&Path, super::Companion<'_>) -> Vec<PathBuf>>;
+pub type OwnedCompanionPaths = Box<dyn Fn(&Path, Companion<'_>) -> Vec<PathBuf>>;
 
 /// [`open`] in slices ([`pace`]): the idle-time work's way to open a big file.
 pub struct Opening {
@@ -243,7 +244,7 @@ pub fn open_code(
                 (None, Some(c)) => format!("{c}0"),
                 (None, None) => String::new(),
             };
-            let none = |_: &Path, _: super::Companion<'_>| Vec::new();
+            let none = |_: &Path, _: Companion<'_>| Vec::new();
             let ctx = LoadContext {
                 path,
                 companions: &none,

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use super::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
-use crate::debugid::DebugId;
+use super::types::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
 use crate::jsonwrite::string;
+use crate::shared::debugid::DebugId;
 
 /// One module's entries: each symbol-table entry is a function with the frames of the
 /// addresses that share them.

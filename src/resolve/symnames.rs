@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::{LoadError, LoadErrorKind, Text};
+use super::types::{LoadError, LoadErrorKind, Text};
 
 /// The names a module may hold, distinct bytes. The biggest tables measured here (README,
 /// Security) hold 21 MB (libLLVM, 297 000 symbols) and 23 MB (librustc_driver); libxul's

@@ -1,6 +1,7 @@
 //! A sorted symbol table: the fallback when there is no debug info for an address.
 
-use super::{Symbolized, demangle};
+use super::demangle::demangle;
+use super::types::Symbolized;
 
 #[derive(Debug, Clone)]
 struct Sym {

@@ -67,7 +67,7 @@ fn redirect_file(url: &str) -> Result<PathBuf, String> {
     super::random_bytes(&mut random).map_err(|e| e.0)?;
     let path = folder().join(format!(
         "profiler-symbol-server-{}.html",
-        crate::debugid::hex_lower(&random)
+        crate::shared::debugid::hex_lower(&random)
     ));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);

@@ -121,7 +121,7 @@ pub(super) fn send(request: Request, response: Response<Box<dyn Read + Send>>, p
         let path = path.to_string();
         let spawned = std::thread::Builder::new().spawn(move || {
             if let Err(e) = request.respond(response) {
-                crate::elog!("warning: sending a response to {path} failed: {e}");
+                crate::log::elog!("warning: sending a response to {path} failed: {e}");
             }
             WRITERS.fetch_sub(1, Ordering::SeqCst);
         });
@@ -134,7 +134,7 @@ pub(super) fn send(request: Request, response: Response<Box<dyn Read + Send>>, p
         WRITERS.fetch_sub(1, Ordering::SeqCst);
     }
     if let Err(e) = request.respond(response) {
-        crate::elog!("warning: sending a response to {path} failed: {e}");
+        crate::log::elog!("warning: sending a response to {path} failed: {e}");
     }
 }
 
@@ -151,7 +151,7 @@ pub(super) fn log_request(
     let out = response
         .data_length()
         .map_or_else(|| "streamed".to_string(), |n| n.to_string());
-    crate::elog!(
+    crate::log::elog!(
         "{} {path} {}: {bytes_in} bytes in, {out} out, {:.0} ms{note}",
         request.method(),
         response.status_code().0,

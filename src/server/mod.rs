@@ -63,7 +63,7 @@ impl fmt::Display for ServerError {
 
 /// Percent-encodes everything but RFC 3986 unreserved characters.
 pub fn percent_encode(s: &str) -> String {
-    crate::pathname::percent_encode(s, crate::pathname::UNRESERVED)
+    crate::shared::pathname::percent_encode(s, crate::shared::pathname::UNRESERVED)
 }
 
 fn bind(address: IpAddr, port: PortSpec) -> Result<TcpListener, ServerError> {
@@ -203,7 +203,7 @@ impl Server {
                         },
                         _ => String::new(),
                     };
-                    crate::elog!(
+                    crate::log::elog!(
                         "{} {} {status}: 0 bytes in, {out} out, refused before the body{host}",
                         head.method,
                         token::log_path(head.url, &log_token)
@@ -302,7 +302,7 @@ impl Server {
                     }
                 }
                 Ok(None) => {}
-                Err(e) => crate::elog!("warning: accepting a connection failed: {e}"),
+                Err(e) => crate::log::elog!("warning: accepting a connection failed: {e}"),
             }
             self.answer_parked();
             // The front-end asks in several batches at once: the advice that groups
@@ -315,7 +315,7 @@ impl Server {
         self.api.shutdown();
         crate::signals::finish();
         if !self.quiet {
-            crate::elog!("Stopped.");
+            crate::log::elog!("Stopped.");
         }
     }
 

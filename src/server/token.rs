@@ -69,7 +69,7 @@ fn os_random(buf: &mut [u8]) -> std::io::Result<()> {
 pub fn random_token() -> Result<String, ServerError> {
     let mut bytes = [0u8; 16];
     random_bytes(&mut bytes)?;
-    Ok(crate::debugid::hex_lower(&bytes))
+    Ok(crate::shared::debugid::hex_lower(&bytes))
 }
 
 /// Equality whose time depends on the lengths only, not on where the bytes differ (the

@@ -450,7 +450,7 @@ mod tests {
             companions: &none,
             verbose: false,
         };
-        let id = crate::debugid::DebugId::new("7E378474164BB4D8EDFD5660EA4970D90");
+        let id = crate::shared::debugid::DebugId::new("7E378474164BB4D8EDFD5660EA4970D90");
         let load = || LoadedModule::new(resolve::open::open(&id, &ctx).unwrap(), None, false);
         let encode = |s: &Symbolized, out: &mut Vec<u8>| {
             out.extend_from_slice(s.function.as_bytes());

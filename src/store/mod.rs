@@ -4,28 +4,29 @@
 //! module's remembered answers are `memo.rs`.
 
 pub mod codefile;
+mod downloads;
 mod memo;
-pub mod options;
 mod paths;
 mod prepare;
 mod vdso;
 pub mod zip;
 
-use crate::pathname::is_plain;
+use crate::shared::pathname::is_plain;
 use paths::{Candidate, Step};
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use crate::debugid::DebugId;
-use crate::profile::libs::Lib;
-use crate::remote::{Lookup, Remote};
+use crate::remote::Remote;
 use crate::resolve::macho::dyld::{self, DyldCache};
 use crate::resolve::sidecar::{self, SidecarModule};
 use crate::resolve::{self, Companion, LoadContext, LoadError, LoadErrorKind, Module};
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
+use crate::shared::options::SymbolOptions;
 use crate::store::zip::ZipArchive;
+use downloads::RemoteFound;
 pub use memo::{Answered, LoadedModule};
-use options::SymbolOptions;
 
 /// Cache bounds: parsed modules kept, and the debug bytes they may hold together.
 pub const DEFAULT_MAX_MODULES: usize = 32;
@@ -203,7 +204,7 @@ impl SymbolStore {
 
     fn log(&self, msg: impl FnOnce() -> String) {
         if self.opts.verbose {
-            crate::elog!("{}", msg());
+            crate::log::elog!("{}", msg());
         }
     }
 
@@ -540,74 +541,6 @@ impl SymbolStore {
         ModuleState::Missing(errors)
     }
 
-    /// Fetches what these modules need from the remote sources, all downloads at once, and
-    /// returns when none is left (`symbolicate`: a CI job with a hundred modules on Tecken
-    /// should not fetch them one after the other).
-    pub fn fetch_all(&mut self, modules: &[(&str, &DebugId, Option<&Lib>)]) {
-        if self.remote.is_none() {
-            return;
-        }
-        loop {
-            let mut pending = false;
-            for &(name, id, lib) in modules {
-                pending |= matches!(self.module(name, id, lib), ModuleState::Pending(_));
-            }
-            if !pending {
-                break;
-            }
-            if let Some(r) = self.remote_mut() {
-                r.wait_any();
-            }
-        }
-    }
-
-    /// Remote sources for this store.
-    pub fn set_remote(&mut self, remote: Option<Remote>) {
-        self.remote = remote;
-    }
-
-    pub fn remote_mut(&mut self) -> Option<&mut Remote> {
-        self.remote.as_mut()
-    }
-
-    /// How many downloads have ended so far (0 without remote sources): work that waits
-    /// on a download can move only when this changes.
-    pub fn downloads_finished(&self) -> u64 {
-        self.remote.as_ref().map_or(0, |r| r.finished)
-    }
-
-    /// Step 7 of the search order: the remote sources' cached files, each opened and
-    /// checked as a local candidate is; the module and the server it came from.
-    fn ask_remote(
-        &mut self,
-        debug_name: &str,
-        breakpad_id: &DebugId,
-        lib: Option<&Lib>,
-        errors: &mut Vec<LoadError>,
-    ) -> RemoteFound {
-        let mut from = 0;
-        loop {
-            let Some(remote) = self.remote.as_mut() else {
-                return RemoteFound::Absent;
-            };
-            let candidate = match remote.find(debug_name, breakpad_id, lib, from, errors) {
-                Lookup::Cached(c) => c,
-                Lookup::Pending => return RemoteFound::Pending,
-                Lookup::Absent => return RemoteFound::Absent,
-            };
-            match self.try_file(&candidate.path, breakpad_id) {
-                Ok(module) => return RemoteFound::Module(module, candidate.server),
-                Err(e) => {
-                    errors.push(e.clone());
-                    from = candidate.next;
-                    if let Some(remote) = self.remote.as_mut() {
-                        remote.reject(&candidate, e);
-                    }
-                }
-            }
-        }
-    }
-
     fn insert(
         &mut self,
         debug_name: &str,
@@ -648,13 +581,6 @@ impl SymbolStore {
             source,
         });
     }
-}
-
-/// What step 7 found.
-enum RemoteFound {
-    Module(Module, String),
-    Pending,
-    Absent,
 }
 
 /// Where a module stands: what the store answers. The store never waits: a module whose

@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use super::SymbolStore;
-use crate::debugid::DebugId;
-use crate::pathname::is_plain;
-use crate::profile::libs::Lib;
 use crate::resolve::Companion;
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
+use crate::shared::pathname::is_plain;
 
 /// One place a debug file may be.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,7 +192,7 @@ pub(super) fn companions(
             // The debug file names it (not the request): relative paths may climb, as
             // Fedora's `../../.dwz/<pkg>` do; the format checks the build ID.
             let named = Path::new(path);
-            if crate::pathname::refused_from_outside(path).is_none() {
+            if crate::shared::pathname::refused_from_outside(path).is_none() {
                 out.push(dir.join(named));
             }
             if let Some(base) = named.file_name() {
@@ -212,7 +212,7 @@ pub(super) fn companions(
             // beside the binary and in each --symbol-dir (build trees move).
             let named = Path::new(recorded);
             // Named by the file, not the user: never a UNC, device or /net path.
-            if crate::pathname::refused_from_outside(recorded).is_none() {
+            if crate::shared::pathname::refused_from_outside(recorded).is_none() {
                 out.push(named.to_path_buf());
             }
             if let Some(base) = named.file_name() {
@@ -226,7 +226,7 @@ pub(super) fn companions(
             }
             out.push(dir.join(name));
             // The PE names it: `\\attacker\share\x.pdb` would make Windows connect out.
-            if crate::pathname::refused_from_outside(recorded).is_none() {
+            if crate::shared::pathname::refused_from_outside(recorded).is_none() {
                 out.push(PathBuf::from(recorded));
             }
             let id = id.path_component();
@@ -313,7 +313,7 @@ impl SymbolStore {
         // 2. Breakpad stores, zips, then symstores.
         if plain {
             let id = breakpad_id.path_component();
-            let rel = crate::pathname::breakpad_sym_path(debug_name, breakpad_id);
+            let rel = crate::shared::pathname::breakpad_sym_path(debug_name, breakpad_id);
             for dir in &self.opts.breakpad_symbol_dirs {
                 out.push(Candidate::File(dir.join(&rel)));
             }

@@ -11,10 +11,10 @@ use std::time::Instant;
 
 use super::SymbolStore;
 use super::paths::{self, Candidate, Step};
-use crate::debugid::DebugId;
-use crate::profile::libs::Lib;
 use crate::resolve::open::Opening;
 use crate::resolve::{Companion, LoadError, Module};
+use crate::shared::debugid::DebugId;
+use crate::shared::library::Lib;
 
 /// The files of one module being opened ahead.
 pub(super) struct Preparing {

@@ -69,7 +69,7 @@ fn files_in_a_symbol_server_cache_count_as_downloads() {
         own.display()
     );
     let opts = SymbolOptions {
-        symbol_path: super::options::SymbolPath::parse(&value),
+        symbol_path: crate::shared::options::SymbolPath::parse(&value),
         ..Default::default()
     };
     let store = SymbolStore::new(opts);
@@ -124,7 +124,7 @@ fn a_dyld_cache_is_opened_once_and_its_images_are_bounded_like_any_module() {
 
 #[test]
 fn symbol_path_syntax() {
-    let parsed = super::options::SymbolPath::parse(
+    let parsed = crate::shared::options::SymbolPath::parse(
         r"srv*C:\cache*https://msdl.microsoft.com/download/symbols;D:\syms; cache*E:\c ;",
     );
     let l = parsed.folders;

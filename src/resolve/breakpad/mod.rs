@@ -12,7 +12,8 @@ mod block;
 mod lookup;
 
 use crate::resolve::bytes::FileBytes;
-use crate::resolve::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
+use crate::resolve::demangle::demangle;
+use crate::resolve::types::{InlineFrame, LoadError, LoadErrorKind, Symbolized, Text};
 
 /// Mapped pages read while indexing, or by the FUNC blocks of a request, are given back
 /// to the kernel every this many bytes: the file stays in the page cache, not in this
@@ -46,7 +47,7 @@ struct Func {
 pub struct SymFile {
     /// The mapping of the file, or the bytes of a zip entry.
     data: Rc<FileBytes>,
-    pub debug_id: crate::debugid::DebugId,
+    pub debug_id: crate::shared::debugid::DebugId,
     pub code_id: Option<String>,
     /// Byte offset of each `FILE n` / `INLINE_ORIGIN n` line as (n, offset), sorted by n:
     /// memory follows the records, however sparse their numbers.
@@ -198,7 +199,7 @@ impl SymFile {
                 let mut f = line.trim_end_matches(['\n', '\r']).split(' ');
                 match (f.next(), f.next(), f.next(), f.next()) {
                     (Some("MODULE"), Some(_os), Some(_arch), Some(id)) => {
-                        sym.debug_id = crate::debugid::DebugId::new(id)
+                        sym.debug_id = crate::shared::debugid::DebugId::new(id)
                     }
                     _ => return Err(bad("not a Breakpad .sym file (no MODULE line)".into())),
                 }
@@ -309,7 +310,7 @@ impl SymFile {
 /// MSVC names included (dump_syms demangles those itself), as the file has it.
 pub(super) fn demangled_text(name: Text) -> Text {
     if left_mangled(&name) {
-        crate::resolve::demangle(&name).into()
+        demangle(&name).into()
     } else {
         name
     }
@@ -318,7 +319,7 @@ pub(super) fn demangled_text(name: Text) -> Text {
 /// As [`demangled_text`], for an owned name.
 pub(super) fn demangled(name: String) -> String {
     if left_mangled(&name) {
-        crate::resolve::demangle(&name)
+        demangle(&name)
     } else {
         name
     }

@@ -23,7 +23,7 @@ use gimli::{Reader, RunTimeEndian, SectionId};
 use super::bytes::Bytes;
 use super::fasthash::Fast;
 use super::section::{Budget, DebugDataError};
-use super::{InlineFrame, Symbolized, Text};
+use super::types::{InlineFrame, Symbolized, Text};
 use split::{SplitDwarf, SplitUnit, load_dwp, load_split_sections};
 
 pub use reader::R;
@@ -627,7 +627,7 @@ impl DwarfResolver {
         let demangled: Text = name
             .language
             .and_then(|lang| addr2line::demangle(&text, lang))
-            .unwrap_or_else(|| super::demangle(&text))
+            .unwrap_or_else(|| super::demangle::demangle(&text))
             .into();
         self.names
             .borrow_mut()

@@ -8,9 +8,9 @@ use std::rc::Rc;
 
 use object::Object;
 
-use crate::debugid;
 use crate::resolve::bytes::FileBytes;
-use crate::resolve::{Companion, LoadContext, LoadError, LoadErrorKind};
+use crate::resolve::types::{Companion, LoadContext, LoadError, LoadErrorKind};
+use crate::shared::debugid;
 
 /// The supplementary file `debug` (read from `debug_path`) links to, if it links to one.
 /// A missing or mismatched one is a warning (and said on stderr): lines and the names
@@ -43,12 +43,12 @@ pub fn find(
             .unwrap_or(false);
         if same {
             if ctx.verbose {
-                crate::elog!("  using dwz supplementary file {}", path.display());
+                crate::log::elog!("  using dwz supplementary file {}", path.display());
             }
             return Some((path, Rc::new(data)));
         }
         if ctx.verbose {
-            crate::elog!(
+            crate::log::elog!(
                 "  {}: build ID differs from the dwz link's, skipped",
                 path.display()
             );
@@ -63,7 +63,7 @@ pub fn find(
         ));
         tried.push(path);
     }
-    crate::elog!(
+    crate::log::elog!(
         "{}: dwz supplementary file {name} (build ID {hex}) not found; names it holds are missing",
         debug_path.display()
     );

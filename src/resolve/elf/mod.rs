@@ -15,8 +15,8 @@ use super::dwarf::DwarfResolver;
 use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data, section_data_paced};
 use super::symnames::{Names, Sym, name_place};
-use super::{Companion, LoadContext, LoadError, LoadErrorKind};
-use crate::debugid::{self, DebugId};
+use super::types::{Companion, LoadContext, LoadError, LoadErrorKind};
+use crate::shared::debugid::{self, DebugId};
 
 /// The debug ID and code ID of a parsed ELF file.
 pub fn identify(file: &object::File<'_>) -> (DebugId, Option<String>) {
@@ -190,14 +190,14 @@ fn find_separate_debug(
 ) -> Option<(PathBuf, Rc<FileBytes>)> {
     let mut reject = |path: &Path, kind: LoadErrorKind, why: &str| {
         if ctx.verbose {
-            crate::elog!("  {}: {why}, skipped", path.display());
+            crate::log::elog!("  {}: {why}, skipped", path.display());
         }
         warnings.push(LoadError::new(kind, path, why));
     };
     // -v lists every place looked at, found or not.
     let not_found = |path: &Path, how: &str| {
         if ctx.verbose {
-            crate::elog!("  {}: no file ({how})", path.display());
+            crate::log::elog!("  {}: no file ({how})", path.display());
         }
     };
     if let Ok(Some(build_id)) = file.build_id()
@@ -288,7 +288,7 @@ pub async fn load(data: &Rc<FileBytes>, ctx: &LoadContext<'_>) -> Result<NativeM
                 )
             })?;
             if ctx.verbose {
-                crate::elog!("  using separate debug file {}", debug_path.display());
+                crate::log::elog!("  using separate debug file {}", debug_path.display());
             }
             symbols.extend(text_symbols_paced(&debug_file, &mut names).await);
             load_dwarf(
@@ -422,7 +422,7 @@ mod tests {
     /// the sorted functions (many labels), with nested, equal and overlapping sizes.
     #[test]
     fn labels_inside_functions_by_scan_as_by_sort() {
-        let name = crate::resolve::Text::from("f");
+        let name = crate::resolve::types::Text::from("f");
         let mut x: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = |m: u64| {
             x ^= x << 13;

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable};
 
-use crate::resolve::Text;
 use crate::resolve::symnames::{Names, Sym};
+use crate::resolve::types::Text;
 
 const R_X86_64_GLOB_DAT: u32 = 6;
 const R_X86_64_JUMP_SLOT: u32 = 7;

@@ -13,8 +13,9 @@ use super::super::bytes::FileBytes;
 use super::super::funcs::FunctionTable;
 use super::super::native::NativeModule;
 use super::super::symnames::{Names, Sym};
-use super::super::{LoadError, LoadErrorKind, unwind};
-use crate::debugid::DebugId;
+use super::super::types::{LoadError, LoadErrorKind};
+use super::super::unwind;
+use crate::shared::debugid::DebugId;
 
 /// A dyld shared cache, its files mapped (address space, not memory: pages are read as
 /// images are used).

@@ -15,21 +15,21 @@ use super::funcs::FunctionTable;
 use super::native::NativeModule;
 use super::section::{Budget, endian_of, section_data};
 use super::symnames::{Names, Sym, name_place};
-use super::{LoadContext, LoadError, LoadErrorKind};
+use super::types::{LoadContext, LoadError, LoadErrorKind};
 
 /// The debug ID of a thin Mach-O: its `LC_UUID` as is, age 0.
-pub fn debug_id(file: &object::File<'_>) -> Option<crate::debugid::DebugId> {
+pub fn debug_id(file: &object::File<'_>) -> Option<crate::shared::debugid::DebugId> {
     let uuid = file.mach_uuid().ok().flatten()?;
-    Some(crate::debugid::DebugId::new(&format!(
+    Some(crate::shared::debugid::DebugId::new(&format!(
         "{}0",
-        crate::debugid::hex_upper(&uuid)
+        crate::shared::debugid::hex_upper(&uuid)
     )))
 }
 
 /// The member of `data` (thin or fat) whose debug ID is `want`.
 pub fn select<'d>(
     data: &'d [u8],
-    want: &crate::debugid::DebugId,
+    want: &crate::shared::debugid::DebugId,
     ctx: &LoadContext<'_>,
 ) -> Result<&'d [u8], LoadError> {
     let path = ctx.path;

@@ -17,9 +17,10 @@ use object::read::macho::{MachHeader, MachOFile, Nlist};
 use object::{Object, ObjectSymbol};
 
 use crate::resolve::bytes::FileBytes;
+use crate::resolve::demangle::demangle;
 use crate::resolve::dwarf::{DwarfResolver, Found};
 use crate::resolve::section::{Budget, DebugDataError, endian_of, section_data};
-use crate::resolve::{Companion, LoadContext, LoadError, LoadErrorKind, Symbolized};
+use crate::resolve::types::{Companion, LoadContext, LoadError, LoadErrorKind, Symbolized};
 
 /// A function of the binary, from its `N_FUN` pair.
 struct Func {
@@ -168,7 +169,7 @@ fn locate(
                 None => path.clone(),
             };
             if ctx.verbose {
-                crate::elog!("  {}: modified since the link, skipped", shown.display());
+                crate::log::elog!("  {}: modified since the link, skipped", shown.display());
             }
             warnings.push(LoadError::new(
                 LoadErrorKind::ObjectModified,
@@ -181,7 +182,7 @@ fn locate(
             return None;
         }
         if ctx.verbose {
-            crate::elog!("  debug map object {recorded}: {}", path.display());
+            crate::log::elog!("  debug map object {recorded}: {}", path.display());
         }
         return Some(Located {
             path,
@@ -269,8 +270,7 @@ impl DebugMap {
         let start = *parsed.symbols.get(&f.name)?;
         // The stab's symbol names a function whose DWARF has no linkage name.
         let name = f.name.strip_prefix('_').unwrap_or(&f.name);
-        let symbol_at =
-            |entry: u64| (entry == start).then(|| crate::resolve::demangle(name).into());
+        let symbol_at = |entry: u64| (entry == start).then(|| demangle(name).into());
         let found = parsed
             .dwarf
             .lookup_named(start.checked_add(addr - f.start)?, &symbol_at)?;
@@ -278,7 +278,7 @@ impl DebugMap {
             Found::Function(s) => Some(s),
             // Rows without a subprogram: the debug map's function (sized) gets them.
             rows => rows.or_lines_of(Some(Symbolized {
-                function: crate::resolve::demangle(name).into(),
+                function: demangle(name).into(),
                 function_offset: addr - f.start,
                 function_size: Some(f.size),
                 file: None,
@@ -305,7 +305,7 @@ impl DebugMap {
         let p = object.located.as_ref().and_then(|l| match parse(l) {
             Ok(p) => Some(Rc::new(p)),
             Err(e) => {
-                crate::elog!("{}: {e}", l.path.display());
+                crate::log::elog!("{}: {e}", l.path.display());
                 None
             }
         });

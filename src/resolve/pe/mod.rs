@@ -9,10 +9,11 @@ pub use pdb_file::{PdbModule, load_pdb, load_pdb_paced};
 
 use object::Object;
 
+use super::Module;
 use super::native::NativeModule;
-use super::{Companion, LoadContext, LoadError, LoadErrorKind, Module};
-use crate::debugid;
-use crate::debugid::DebugId;
+use super::types::{Companion, LoadContext, LoadError, LoadErrorKind};
+use crate::shared::debugid;
+use crate::shared::debugid::DebugId;
 
 /// The PE's debug ID from its CodeView record, and the PDB path it names.
 pub fn identify(file: &object::File<'_>) -> Option<(DebugId, String)> {
@@ -61,11 +62,11 @@ pub fn load_pe(data: &[u8], want: &DebugId, ctx: &LoadContext<'_>) -> Result<Mod
             let sub = LoadContext { path: &c, ..*ctx };
             match load_pdb(std::rc::Rc::new(bytes), want, &sub) {
                 Ok(m) => return Ok(Module::Pdb(Box::new(m))),
-                Err(e) if ctx.verbose => crate::elog!("  {} ({})", e.message, e.kind),
+                Err(e) if ctx.verbose => crate::log::elog!("  {} ({})", e.message, e.kind),
                 Err(_) => {}
             }
         } else if ctx.verbose {
-            crate::elog!("  {}: no PDB there", c.display());
+            crate::log::elog!("  {}: no PDB there", c.display());
         }
     }
     // No PDB: exports and unwind tables.

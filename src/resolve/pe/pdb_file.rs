@@ -1,27 +1,31 @@
 //! PDB resolver: an index of the PDB's procedures read up front (their addresses only),
 //! and each procedure's name, line rows and inline sites read from its module the first
 //! time an address falls in it; public symbols as fallback.
-//! One file: the index, a procedure's frames and the inlinee line programs share the
-//! module's stream readers; split, each part would re-export them to the others.
+//! The index, a procedure's frames and the inlinee line programs share the module's
+//! stream readers, defined here; the parts that only read them are this file's children
+//! (`pdb_file/`): the index read at open, the names' spelling, the mapped bytes.
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use pdb::FallibleIterator;
 
-use crate::debugid;
 use crate::resolve::bytes::FileBytes;
-use crate::resolve::pace;
 use crate::resolve::symtab::SymbolTable;
-use crate::resolve::{
-    InlineFrame, LoadContext, LoadError, LoadErrorKind, Symbolized, Text, demangle,
-};
+use crate::resolve::types::{InlineFrame, LoadContext, LoadError, LoadErrorKind, Symbolized, Text};
+use crate::shared::debugid;
 
 use super::pdb_items::ItemStore;
 use super::pdb_names::NameFormatter;
+use index::{module_key, read_index};
+use names::{dump_syms_spelling, inlinee_name, proc_name};
+use source::MappedSource;
+
+mod index;
+mod names;
+mod source;
 
 /// A line-table row: `len` bytes from `start` (RVAs) come from the file whose name is at
 /// `file` in the PDB's string table ([`NO_FILE`]: unknown), line `line`.
@@ -238,7 +242,7 @@ const RELEASE_EVERY: usize = 1024;
 /// The debug ID from a PDB: GUID of the info stream, age of the DBI stream.
 fn pdb_id<S: pdb::Source<'static> + 'static>(
     pdb: &mut pdb::PDB<'static, S>,
-) -> pdb::Result<crate::debugid::DebugId> {
+) -> pdb::Result<crate::shared::debugid::DebugId> {
     let info = pdb.pdb_information()?;
     let age = pdb
         .debug_information()
@@ -246,88 +250,19 @@ fn pdb_id<S: pdb::Source<'static> + 'static>(
         .and_then(|d| d.age())
         .unwrap_or(info.age);
     let guid = debugid::hex_upper(info.guid.as_bytes());
-    Ok(crate::debugid::DebugId::new(&format!("{guid}{age:X}")))
+    Ok(crate::shared::debugid::DebugId::new(&format!(
+        "{guid}{age:X}"
+    )))
 }
 
 fn pdb_error(path: &Path, e: pdb::Error) -> LoadError {
     LoadError::new(LoadErrorKind::ParseError, path, format!("invalid PDB: {e}"))
 }
 
-/// The PDB's bytes for the `pdb` crate, read in place from the mapped file: a PDB is never
-/// copied whole (one from a symbol server may be gigabytes). A stream whose pages lie in
-/// order is a range of the mapping; only one scattered over the file is gathered (as the
-/// crate's own reader would copy every stream). The type and id streams, a big PDB's
-/// biggest and never in order past 16 MiB, are not read through it ([`ItemStore`]).
-struct MappedSource(Rc<FileBytes>);
-
-impl fmt::Debug for MappedSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "MappedSource({} bytes)", self.0.len())
-    }
-}
-
-/// A view of a [`MappedSource`]: a range of the file, or pages gathered into a buffer.
-enum MappedView {
-    Range(Rc<FileBytes>, std::ops::Range<usize>),
-    Gathered(Vec<u8>),
-}
-
-impl fmt::Debug for MappedView {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "MappedView({} bytes)",
-            pdb::SourceView::as_slice(self).len()
-        )
-    }
-}
-
-impl pdb::SourceView<'static> for MappedView {
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            MappedView::Range(file, r) => &file[r.clone()],
-            MappedView::Gathered(v) => v,
-        }
-    }
-}
-
-impl pdb::Source<'static> for MappedSource {
-    fn view(
-        &mut self,
-        slices: &[pdb::SourceSlice],
-    ) -> Result<Box<dyn pdb::SourceView<'static>>, std::io::Error> {
-        let eof = || std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
-        // Each slice's range in the file, checked before anything is allocated.
-        let mut ranges = Vec::with_capacity(slices.len());
-        for s in slices {
-            let start = usize::try_from(s.offset).map_err(|_| eof())?;
-            let end = start.checked_add(s.size).ok_or_else(eof)?;
-            if end > self.0.len() {
-                return Err(eof());
-            }
-            ranges.push(start..end);
-        }
-        let contiguous = ranges.windows(2).all(|w| w[0].end == w[1].start);
-        let view = match (ranges.first(), ranges.last()) {
-            (Some(first), Some(last)) if contiguous => {
-                MappedView::Range(self.0.clone(), first.start..last.end)
-            }
-            _ => {
-                let mut v = Vec::with_capacity(ranges.iter().map(|r| r.len()).sum());
-                for r in ranges {
-                    v.extend_from_slice(&self.0[r]);
-                }
-                MappedView::Gathered(v)
-            }
-        };
-        Ok(Box::new(view))
-    }
-}
-
 /// Opens a PDB (whose ID must be `want`) and indexes its procedures.
 pub fn load_pdb(
     data: Rc<FileBytes>,
-    want: &crate::debugid::DebugId,
+    want: &crate::shared::debugid::DebugId,
     ctx: &LoadContext<'_>,
 ) -> Result<PdbModule, LoadError> {
     crate::resolve::pace::finish(load_pdb_paced(data, want, ctx))
@@ -336,7 +271,7 @@ pub fn load_pdb(
 /// [`load_pdb`], pausing every few thousand records ([`crate::resolve::pace`]).
 pub async fn load_pdb_paced(
     data: Rc<FileBytes>,
-    want: &crate::debugid::DebugId,
+    want: &crate::shared::debugid::DebugId,
     ctx: &LoadContext<'_>,
 ) -> Result<PdbModule, LoadError> {
     let path = ctx.path;
@@ -351,169 +286,6 @@ pub async fn load_pdb_paced(
     data.release(&data);
     m.parts.data = Some(data);
     Ok(m)
-}
-
-/// The procedures' addresses from every module's symbols (no names, lines or inline sites:
-/// those are read per procedure when asked for), the public symbols, and the streams the
-/// lookups read.
-async fn read_index<S: pdb::Source<'static> + 'static>(
-    pdb: &mut pdb::PDB<'static, S>,
-    data: &Rc<FileBytes>,
-    cost: u64,
-) -> pdb::Result<PdbModule> {
-    let address_map = pdb.address_map()?;
-    let strings = pdb.string_table().ok();
-    let ipi = ItemStore::new(data.clone(), &pdb.stream_slices(IPI_STREAM)?)?;
-    let tpi = ItemStore::new(data.clone(), &pdb.stream_slices(TPI_STREAM)?)?;
-    // The first lookup reads both whole to find their records (tens of ms for a big
-    // PDB's type stream): in idle work, done here in slices instead.
-    if pace::pacing() {
-        tpi.prepare_paced().await;
-        ipi.prepare_paced().await;
-    }
-    let dbi = pdb.debug_information()?;
-    let ptr_size = match dbi.machine_type() {
-        Ok(pdb::MachineType::Amd64 | pdb::MachineType::Arm64 | pdb::MachineType::Ia64) => 8,
-        _ => 4,
-    };
-    let mut modules = Vec::new();
-    // By name as `module_key` spells it: MSVC writes a cross-module import's module name
-    // in lower case and without `..` (`…\release\client_info.obj` for the module
-    // `…\Release\client_info.obj`).
-    let mut module_by_name: HashMap<String, usize> = HashMap::new();
-    let mut list = dbi.modules()?;
-    while let Some(module) = list.next()? {
-        if modules.len() % 64 == 63 {
-            pace::pause().await;
-        }
-        module_by_name.insert(module_key(&module.module_name()), modules.len());
-        module_by_name
-            .entry(module_key(&module.object_file_name()))
-            .or_insert(modules.len());
-        modules.push(pdb.module_info(&module)?);
-    }
-    let mut procs = Vec::new();
-    for (m, info) in modules.iter().enumerate() {
-        let Some(info) = info else { continue };
-        // Each module's line program is parsed here, once, so that a module whose line
-        // subsections are unreadable fails the PDB as a whole, as it did when everything was
-        // read up front; the rows themselves are read per procedure.
-        info.line_program()?;
-        pace::pause().await;
-        let mut symbols = info.symbols()?;
-        let mut read = 0u32;
-        while let Some(sym) = symbols.next()? {
-            read += 1;
-            if read.is_multiple_of(2048) {
-                pace::pause().await;
-            }
-            // Only scope openers can be procedures; inline sites (most of the records
-            // that open scopes) are skipped without parsing.
-            let kind = sym.raw_kind();
-            if !sym.starts_scope() || kind == S_INLINESITE || kind == S_INLINESITE2 {
-                continue;
-            }
-            let Ok(pdb::SymbolData::Procedure(p)) = sym.parse() else {
-                continue;
-            };
-            if let Some(rva) = p.offset.to_rva(&address_map) {
-                procs.push(ProcRef {
-                    start: rva.0,
-                    size: p.len,
-                    module: m as u32,
-                    symbol: sym.index(),
-                });
-            }
-            // The procedure's own records (locals, ranges, inline sites: most of the
-            // stream) are skipped when its end record is where it says.
-            if p.end > sym.index()
-                && let Ok(mut after) = info.symbols_at(p.end)
-                && let Ok(Some(end)) = after.next()
-                && matches!(end.raw_kind(), S_END | S_PROC_ID_END)
-            {
-                symbols = after;
-            }
-        }
-    }
-    // Of procedures at one address (code the linker folded, funclets), the first read
-    // (modules in DBI order, each module's records in order) answers, as dump_syms
-    // chooses: the sort is stable and the others are dropped. (llvm-symbolizer names the
-    // address after a public symbol there, which is mostly the same one.)
-    pace::sort_by(&mut procs, |a, b| a.start.cmp(&b.start)).await;
-    procs.dedup_by_key(|p| p.start);
-
-    let mut publics = Vec::new();
-    let globals = pdb.global_symbols()?;
-    let mut it = globals.iter();
-    let proc_starts: std::collections::HashSet<u32> = procs.iter().map(|p| p.start).collect();
-    let mut starts: Vec<u64> = proc_starts.iter().map(|&s| u64::from(s)).collect();
-    let mut read = 0u32;
-    while let Some(sym) = it.next()? {
-        read += 1;
-        if read.is_multiple_of(2048) {
-            pace::pause().await;
-        }
-        if sym.raw_kind() != S_PUB32 {
-            continue;
-        }
-        if let Ok(pdb::SymbolData::Public(p)) = sym.parse()
-            && p.function
-            && let Some(rva) = p.offset.to_rva(&address_map)
-        {
-            starts.push(u64::from(rva.0));
-            // A public at a procedure's start is that procedure, whose size is known: past
-            // its end there is no function. Only publics without a procedure (asm, code
-            // without debug info) answer, up to the next symbol.
-            if !proc_starts.contains(&rva.0) {
-                publics.push((u64::from(rva.0), p.name.to_string().into_owned()));
-            }
-        }
-    }
-    pace::sort_unstable(&mut starts).await;
-    let sized = publics.into_iter().filter_map(|(addr, name)| {
-        let next = starts[starts.partition_point(|&s| s <= addr)..]
-            .first()
-            .copied()?;
-        Some((addr, next - addr, name))
-    });
-    let cache = Cache {
-        details: (0..procs.len()).map(|_| None).collect(),
-        ..Cache::default()
-    };
-    Ok(PdbModule {
-        path: PathBuf::new(),
-        procs,
-        publics: SymbolTable::new(sized),
-        parts: Parts {
-            address_map,
-            strings,
-            tpi,
-            ipi,
-            modules,
-            module_by_name,
-            ptr_size,
-            data: None,
-        },
-        cache: RefCell::new(cache),
-        cost,
-    })
-}
-
-/// A module's name as MSVC writes it in a cross-module import: ASCII lower case, `.` and
-/// `..` components resolved (`d:\b\obj\release\x64\cpu.obj` for the module
-/// `D:\b\src\..\obj\Release\x64\cpu.obj`), `\` between components.
-fn module_key(name: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in name.split(['\\', '/']) {
-        match part {
-            "." => {}
-            ".." if parts.last().is_some_and(|p| !p.is_empty() && *p != "..") => {
-                parts.pop();
-            }
-            _ => parts.push(part),
-        }
-    }
-    parts.join("\\").to_ascii_lowercase()
 }
 
 // The MSF streams of the type and id records (fixed numbers).
@@ -725,72 +497,6 @@ impl<'a> Batch<'a> {
         formatter
             .id(id, &resolve)
             .or_else(|| inlinee_name(formatter.ids(), formatter.types(), id))
-    }
-}
-
-/// A procedure's name as dump_syms writes it in FUNC records: with its arguments from its
-/// type (`ns::f(int, char const*)`); an MSVC-decorated name (`?f@@YAXH@Z`) demangled.
-fn proc_name(formatter: &NameFormatter<'_>, p: &pdb::ProcedureSymbol<'_>) -> String {
-    let raw = p.name.to_string();
-    if raw.starts_with('?') {
-        return dump_syms_spelling(demangle(&raw));
-    }
-    dump_syms_spelling(
-        formatter
-            .function(&raw, p.type_index)
-            .unwrap_or_else(|| raw.into_owned()),
-    )
-}
-
-/// Anonymous namespaces as dump_syms writes them in `.sym` files, `(anonymous namespace)`,
-/// where MSVC's names and demangler write `` `anonymous namespace' ``: Tecken serves
-/// dump_syms' names for Firefox's own Windows builds, and a local build must read alike.
-fn dump_syms_spelling(name: String) -> String {
-    const MSVC: &str = "`anonymous namespace'";
-    if name.contains(MSVC) {
-        name.replace(MSVC, "(anonymous namespace)")
-    } else {
-        name
-    }
-}
-
-/// The name of an inlined function without its arguments, `Class::method` for member
-/// functions: when its type cannot be formatted.
-fn inlinee_name(
-    ids: &ItemStore<pdb::IdIndex>,
-    types: &ItemStore<pdb::TypeIndex>,
-    index: pdb::IdIndex,
-) -> Option<String> {
-    match ids.find(index).and_then(|i| i.parse()) {
-        Ok(pdb::IdData::Function(f)) => {
-            // The scope is a string id naming the namespace, e.g. `std`.
-            let scope = f
-                .scope
-                .and_then(|s| match ids.find(s).and_then(|i| i.parse()) {
-                    Ok(pdb::IdData::String(s)) => Some(s.name.to_string().into_owned()),
-                    _ => None,
-                });
-            Some(match scope {
-                Some(scope) if !scope.is_empty() => format!("{scope}::{}", f.name.to_string()),
-                _ => f.name.to_string().into_owned(),
-            })
-        }
-        Ok(pdb::IdData::MemberFunction(m)) => {
-            let class = types
-                .find(m.parent)
-                .and_then(|t| t.parse())
-                .ok()
-                .and_then(|t| match t {
-                    pdb::TypeData::Class(c) => Some(c.name.to_string().into_owned()),
-                    pdb::TypeData::Union(u) => Some(u.name.to_string().into_owned()),
-                    _ => None,
-                });
-            Some(match class {
-                Some(c) => format!("{c}::{}", m.name.to_string()),
-                None => m.name.to_string().into_owned(),
-            })
-        }
-        _ => None,
     }
 }
 

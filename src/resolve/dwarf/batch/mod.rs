@@ -22,8 +22,8 @@ mod walk;
 
 use super::skip::Plans;
 use super::{Frame, R};
-use crate::resolve::Text;
 use crate::resolve::fasthash::Fast;
+use crate::resolve::types::Text;
 
 use names::{DieInfo, die_info};
 use rows::{file_path, scan_lines};

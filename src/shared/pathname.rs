@@ -38,7 +38,10 @@ pub fn is_plain(name: &str) -> bool {
 
 /// Where a Breakpad symbol store keeps a module's `.sym`: `<debugName>/<ID>/<stem>.sym`,
 /// the stem being the debug name without `.pdb`. `debug_name` must be [`is_plain`].
-pub fn breakpad_sym_path(debug_name: &str, breakpad_id: &crate::debugid::DebugId) -> String {
+pub fn breakpad_sym_path(
+    debug_name: &str,
+    breakpad_id: &crate::shared::debugid::DebugId,
+) -> String {
     let id = breakpad_id.path_component();
     let stem = debug_name.strip_suffix(".pdb").unwrap_or(debug_name);
     format!("{debug_name}/{id}/{stem}.sym")

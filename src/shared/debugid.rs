@@ -7,8 +7,8 @@ use std::hash::{Hash, Hasher};
 /// A debug ID ("breakpad ID") as a request or the profile gives it, parsed once where it
 /// comes in into its value: the GUID (or build ID prefix) and the age. Compared, hashed
 /// and ordered by that value (`…A` and `…0A` are one ID; hex digits in any case); shown
-/// (`Display`) upper-case. The text as given stays ([`Self::as_given`]): the answer's
-/// `found_modules` keys and error messages repeat what the request said. A malformed ID
+/// (`Display`) in one canonical text. The answer's `found_modules` keys repeat what the
+/// request said: the request keeps that text (`api/jobs.rs`), not this. A malformed ID
 /// is kept as text, compared as text, and is that module's error ([`Self::is_valid`]), not
 /// the whole request's.
 #[derive(Clone, Default)]
@@ -59,7 +59,7 @@ impl DebugId {
     /// The ID as a path component: `<debugName>/<ID>/…` in symbol stores, symbol servers
     /// and caches, upper-case. The one place a path is given an ID.
     pub fn path_component(&self) -> String {
-        self.given.to_ascii_uppercase()
+        self.to_string()
     }
 
     /// Whether `other`, an ID computed from a file, is this one (by value).
@@ -128,12 +128,25 @@ impl PartialOrd for DebugId {
     }
 }
 
+/// One text for one value: the GUID's 32 hex digits, then the age without leading zeros,
+/// upper-case (`…0a` and `…A` are one ID, written `…A`); a malformed ID as given,
+/// upper-case. Messages, sidecars and paths all write this.
 impl fmt::Display for DebugId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.given.bytes() {
-            f.write_char(b.to_ascii_uppercase() as char)?;
+        match self.value {
+            Some(IdValue { guid, age }) => {
+                for b in guid {
+                    write!(f, "{b:02X}")?;
+                }
+                write!(f, "{age:X}")
+            }
+            None => {
+                for b in self.given.bytes() {
+                    f.write_char(b.to_ascii_uppercase() as char)?;
+                }
+                Ok(())
+            }
         }
-        Ok(())
     }
 }
 
@@ -217,6 +230,9 @@ mod tests {
         let short = DebugId::new("0F4A9B8D2C1E4E3D5F60718293A4B5C6A");
         let padded = DebugId::new("0F4A9B8D2C1E4E3D5F60718293A4B5C600a");
         assert_eq!(short, padded);
+        // One value, one text, whichever way it was given.
+        assert_eq!(padded.to_string(), "0F4A9B8D2C1E4E3D5F60718293A4B5C6A");
+        assert_eq!(padded.path_component(), short.to_string());
         assert!(short.is("0f4a9b8d2c1e4e3d5f60718293a4b5c60000000A"));
         map.insert(short, 3);
         assert_eq!(map.get(&padded), Some(&3));
