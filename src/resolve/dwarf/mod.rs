@@ -179,9 +179,8 @@ impl DwarfResolver {
     }
 
     /// As [`Self::with_companions`], pausing in the unit list ([`super::pace`]).
-    /// Whether a symbolication reads section `id`. Locations and macros are never read,
-    /// nor the name index: their bytes are not even decompressed (gcc's compressed
-    /// `.debug_loclists` is a fifth of the inflated DWARF of a distribution's C++ library).
+    /// Whether a symbolication reads section `id`: never locations, macros or the name index,
+    /// not even decompressed (gcc's `.debug_loclists`: a fifth of a C++ library's DWARF).
     pub fn needed(id: SectionId) -> bool {
         !matches!(
             id,
@@ -696,6 +695,6 @@ fn function_extent(
 }
 
 #[cfg(test)]
-mod testing;
-#[cfg(test)]
 use testing::{READER_FIXTURES, fixture_dwarf};
+#[cfg(test)]
+mod testing;
