@@ -262,15 +262,30 @@ fn warn_missing_inputs(opts: &SymbolOptions) {
     }
 }
 
-fn read_request(path: Option<&Path>) -> Result<Vec<u8>, String> {
+/// Why `query`'s request could not be read.
+enum RequestError {
+    File(PathBuf, std::io::Error),
+    Stdin(std::io::Error),
+}
+
+impl std::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RequestError::File(p, e) => write!(f, "request file {}: {e}", p.display()),
+            RequestError::Stdin(e) => write!(f, "reading the request from stdin: {e}"),
+        }
+    }
+}
+
+fn read_request(path: Option<&Path>) -> Result<Vec<u8>, RequestError> {
     match path {
         Some(p) => crate::fs::read_regular(p, crate::server::MAX_BODY)
-            .map_err(|e| format!("request file {}: {e}", p.display())),
+            .map_err(|e| RequestError::File(p.to_path_buf(), e)),
         None => {
             let mut buf = Vec::new();
             std::io::stdin()
                 .read_to_end(&mut buf)
-                .map_err(|e| format!("reading the request from stdin: {e}"))?;
+                .map_err(RequestError::Stdin)?;
             Ok(buf)
         }
     }

@@ -396,18 +396,15 @@ fn stage_profile(
         "the profile",
         Box::new(|w| {
             let input = profile.reader().map_err(|e| e.to_string())?;
-            let err =
-                |e: crate::profile::scan::JsonError| format!("{}: {e}", profile_path.display());
+            let err = |e: crate::profile::scan::JsonError| {
+                output::WriteError::from(format!("{}: {e}", profile_path.display()))
+            };
             if gz {
                 // The rewriter writes small pieces; the encoder wants big ones.
                 let enc = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
                 let mut buffered = BufWriter::with_capacity(1 << 16, enc);
                 rewrite::rewrite(input, &mut buffered, &repl, complete).map_err(err)?;
-                buffered
-                    .into_inner()
-                    .map_err(|e| e.error().to_string())?
-                    .finish()
-                    .map_err(|e| e.to_string())?;
+                buffered.into_inner().map_err(|e| e.into_error())?.finish()?;
             } else {
                 rewrite::rewrite(input, w, &repl, complete).map_err(err)?;
             }
@@ -436,7 +433,7 @@ fn stage_sidecar(path: &Path, modules: &BTreeMap<Key, ModuleWork>) -> Result<Sta
     stage(
         path,
         "the sidecar",
-        Box::new(|w| sidecar::write(&symbols, w).map_err(|e| e.to_string())),
+        Box::new(|w| Ok(sidecar::write(&symbols, w)?)),
     )
 }
 

@@ -61,8 +61,12 @@ pub(super) fn check_target(target: &Path, what: &str) -> Result<(), CiError> {
     Ok(())
 }
 
+/// Why an output's content could not be written (an input that fails to read or parse, a
+/// write that fails): shown after the output's name.
+pub(super) type WriteError = Box<dyn std::error::Error>;
+
 /// What writes an output's content, for [`stage`].
-pub(super) type WriteContent<'a> = Box<dyn FnOnce(&mut dyn Write) -> Result<(), String> + 'a>;
+pub(super) type WriteContent<'a> = Box<dyn FnOnce(&mut dyn Write) -> Result<(), WriteError> + 'a>;
 
 /// Writes `target`'s content to a new temporary file beside it. Errors name the target
 /// and its folder, never the temporary (a hidden name the user has never seen). `write`
@@ -101,7 +105,7 @@ pub(super) fn stage(target: &Path, what: &str, write: WriteContent<'_>) -> Resul
         temp,
     };
     let mut out = BufWriter::with_capacity(1 << 16, file);
-    write(&mut out).map_err(cannot)?;
+    write(&mut out).map_err(|e| cannot(e.to_string()))?;
     let file = out
         .into_inner()
         .map_err(|e| cannot(e.error().to_string()))?;

@@ -408,8 +408,8 @@ impl Download {
                     match check_redirect(&self.url, location, &env_value) {
                         Ok(Next::Go(route)) => match self.next_hop(location, route) {
                             Ok(()) => return None,
-                            Err(message) => Outcome::Failed {
-                                message,
+                            Err(why) => Outcome::Failed {
+                                message: why.to_string(),
                                 server_down: false,
                             },
                         },
@@ -423,8 +423,8 @@ impl Download {
                                 },
                             }
                         }
-                        Err(message) => Outcome::Failed {
-                            message,
+                        Err(why) => Outcome::Failed {
+                            message: why.to_string(),
                             server_down: false,
                         },
                     }
@@ -486,8 +486,8 @@ impl Download {
                 .and_then(|pin| self.next_hop(location, Route::Direct(pin)))
             {
                 Ok(()) => return None,
-                Err(message) => Outcome::Failed {
-                    message,
+                Err(why) => Outcome::Failed {
+                    message: why.to_string(),
                     server_down: false,
                 },
             },
@@ -496,7 +496,7 @@ impl Download {
     }
 
     /// Starts looking up the next hop's host; [`Self::poll`] goes on when it answers.
-    fn resolve(&mut self, location: &str, host: String, port: u16) -> Result<(), String> {
+    fn resolve(&mut self, location: &str, host: String, port: u16) -> Result<(), HopError> {
         self.clear_file()?;
         self.lookup = Some(Lookup::start(location, host, port)?);
         // curl has exited: meanwhile Ctrl-C has only the file to remove.
@@ -506,20 +506,23 @@ impl Download {
     }
 
     /// Empties the file for the next hop: the redirect's own body goes.
-    fn clear_file(&mut self) -> Result<(), String> {
+    fn clear_file(&mut self) -> Result<(), HopError> {
         self.file
             .set_len(0)
             .and_then(|()| self.file.seek(SeekFrom::Start(0)).map(drop))
-            .map_err(|e| format!("cannot reuse {}: {e}", self.tmp.display()))
+            .map_err(|error| HopError::Reuse {
+                file: self.tmp.clone(),
+                error,
+            })
     }
 
-    fn next_hop(&mut self, location: &str, route: Route) -> Result<(), String> {
+    fn next_hop(&mut self, location: &str, route: Route) -> Result<(), HopError> {
         self.clear_file()?;
         let left = self.deadline.saturating_duration_since(Instant::now());
         let seconds = left.as_secs_f64().ceil() as u64;
         let child = spawn(location, Some(&route), seconds, &self.file).map_err(|e| match e {
-            StartError::CurlMissing => "curl went missing".to_string(),
-            StartError::Other(m) => m,
+            StartError::CurlMissing => HopError::Start("curl went missing".to_string()),
+            StartError::Other(m) => HopError::Start(m),
         })?;
         crate::signals::untrack(&self.tmp);
         crate::signals::track(&self.tmp, Some(child.id()));

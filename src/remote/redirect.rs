@@ -321,6 +321,74 @@ pub enum Next {
     },
 }
 
+/// Why a redirect is not followed or its next hop not taken. Its text is the download's
+/// message, written where the user sees it.
+#[derive(Debug)]
+pub(super) enum HopError {
+    /// A scheme other than https (or http, when the configured server is http).
+    Scheme { target: String, https_only: bool },
+    /// The target URL itself is refused.
+    Refused { target: String, why: UrlRefused },
+    /// The target's host is, or resolves to, an address of this machine.
+    LocalAddress {
+        target: String,
+        host: String,
+        ip: IpAddr,
+    },
+    /// The target's host names this machine (checked by name: a proxy resolves it).
+    LocalName { target: String, host: String },
+    /// The target's host has no address.
+    NoAddress { target: String, host: String },
+    /// Too many host lookups are waiting for an answer.
+    LookupsBusy { host: String },
+    /// The lookup's thread could not start.
+    LookupThread {
+        host: String,
+        error: std::io::Error,
+    },
+    /// The download's file could not be emptied for the next hop.
+    Reuse {
+        file: std::path::PathBuf,
+        error: std::io::Error,
+    },
+    /// curl could not be started for the next hop.
+    Start(String),
+}
+
+impl std::fmt::Display for HopError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HopError::Scheme { target, https_only } => write!(
+                f,
+                "redirected to {target}: only {} is followed",
+                if *https_only { "https" } else { "http or https" }
+            ),
+            HopError::Refused { target, why } => {
+                write!(f, "redirected to {target}: refused, {why}")
+            }
+            HopError::LocalAddress { target, host, ip } => write!(
+                f,
+                "redirected to {target}: {host} is {ip}, on this machine: refused"
+            ),
+            HopError::LocalName { target, host } => {
+                write!(f, "redirected to {target}: {host} is this machine: refused")
+            }
+            HopError::NoAddress { target, host } => {
+                write!(f, "redirected to {target}: {host} has no address")
+            }
+            HopError::LookupsBusy { host } => write!(
+                f,
+                "cannot look up {host}: {MAX_LOOKUPS} lookups are already waiting for an answer"
+            ),
+            HopError::LookupThread { host, error } => write!(f, "cannot look up {host}: {error}"),
+            HopError::Reuse { file, error } => {
+                write!(f, "cannot reuse {}: {error}", file.display())
+            }
+            HopError::Start(why) => f.write_str(why),
+        }
+    }
+}
+
 /// Whether a redirect from `base` (the URL the user configured, trusted as given) to
 /// `target` may be followed, and how: https stays https, no curl globs, and no host on
 /// this machine (loopback, link-local, unspecified, its own addresses). A name is looked
@@ -329,21 +397,23 @@ pub enum Next {
 /// proxy resolves names, so only what the name itself says is checked (`localhost`,
 /// addresses in every spelling). Only a server configured on this machine may send us to
 /// this machine, and only to its own host (another port: a local proxy, the tests).
-pub fn check_redirect(
+pub(super) fn check_redirect(
     base: &str,
     target: &str,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Next, String> {
+) -> Result<Next, HopError> {
     let lower = target.to_ascii_lowercase();
     let https_only = base.to_ascii_lowercase().starts_with("https://");
     if !(lower.starts_with("https://") || (!https_only && lower.starts_with("http://"))) {
-        return Err(format!(
-            "redirected to {target}: only {} is followed",
-            if https_only { "https" } else { "http or https" }
-        ));
+        return Err(HopError::Scheme {
+            target: target.to_string(),
+            https_only,
+        });
     }
-    let t =
-        parse_target(target).map_err(|why| format!("redirected to {target}: refused, {why}"))?;
+    let t = parse_target(target).map_err(|why| HopError::Refused {
+        target: target.to_string(),
+        why,
+    })?;
     let scheme = if lower.starts_with("https://") {
         "https"
     } else {
@@ -362,20 +432,21 @@ pub fn check_redirect(
     }
     if let Some(ip) = t.literal {
         return if is_local_addr(ip) {
-            Err(format!(
-                "redirected to {target}: {} is {ip}, on this machine: refused",
-                t.host
-            ))
+            Err(HopError::LocalAddress {
+                target: target.to_string(),
+                host: t.host,
+                ip,
+            })
         } else {
             go()
         };
     }
     if proxied {
         return if is_local_host(&t.host) {
-            Err(format!(
-                "redirected to {target}: {} is this machine: refused",
-                t.host
-            ))
+            Err(HopError::LocalName {
+                target: target.to_string(),
+                host: t.host,
+            })
         } else {
             go()
         };
@@ -388,20 +459,24 @@ pub fn check_redirect(
 
 /// The `--resolve` arguments for a redirect to `target` whose `host` has `addrs`, unless
 /// one of them is on this machine.
-pub fn check_addrs(
+pub(super) fn check_addrs(
     target: &str,
     host: &str,
     port: u16,
     addrs: &[SocketAddr],
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, HopError> {
     if let Some(a) = addrs.iter().find(|a| is_local_addr(a.ip())) {
-        return Err(format!(
-            "redirected to {target}: {host} is {}, on this machine: refused",
-            a.ip()
-        ));
+        return Err(HopError::LocalAddress {
+            target: target.to_string(),
+            host: host.to_string(),
+            ip: a.ip(),
+        });
     }
     let Some(first) = addrs.first() else {
-        return Err(format!("redirected to {target}: {host} has no address"));
+        return Err(HopError::NoAddress {
+            target: target.to_string(),
+            host: host.to_string(),
+        });
     };
     let ip = match first.ip() {
         IpAddr::V4(v4) => v4.to_string(),
@@ -439,16 +514,12 @@ pub(super) struct Lookup {
 }
 
 impl Lookup {
-    pub(super) fn start(location: &str, host: String, port: u16) -> Result<Lookup, String> {
+    pub(super) fn start(location: &str, host: String, port: u16) -> Result<Lookup, HopError> {
         LOOKUPS
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
                 (n < MAX_LOOKUPS).then_some(n + 1)
             })
-            .map_err(|_| {
-                format!(
-                    "cannot look up {host}: {MAX_LOOKUPS} lookups are already waiting for an answer"
-                )
-            })?;
+            .map_err(|_| HopError::LookupsBusy { host: host.clone() })?;
         let slot = LookupSlot;
         let (tx, answer) = mpsc::channel();
         let name = host.clone();
@@ -462,7 +533,10 @@ impl Lookup {
                 // The download may have given up and gone: then nobody is told.
                 let _ = tx.send(addrs);
             })
-            .map_err(|e| format!("cannot look up {host}: {e}"))?;
+            .map_err(|error| HopError::LookupThread {
+                host: host.clone(),
+                error,
+            })?;
         Ok(Lookup {
             answer,
             until: Instant::now() + LOOKUP_TIME,

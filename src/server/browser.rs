@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 pub fn open_browser(
     url: &str,
     failed: impl FnOnce(String) + Send + 'static,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, BrowserError> {
     let file = redirect_file(url)?;
     let mut cmd = opener(&file);
     let spawned = cmd
@@ -38,11 +38,41 @@ pub fn open_browser(
             });
             Ok(file)
         }
-        Err(e) => Err(format!(
-            "{} ({e}); open {} in a browser",
-            cmd.get_program().to_string_lossy(),
-            file.display()
-        )),
+        Err(error) => Err(BrowserError::Opener {
+            program: cmd.get_program().to_string_lossy().into_owned(),
+            error,
+            file,
+        }),
+    }
+}
+
+/// Why the browser could not be opened; its text follows "could not open a browser: ".
+#[derive(Debug)]
+pub enum BrowserError {
+    /// The redirect file's random name could not be drawn.
+    Random(super::ServerError),
+    Create(PathBuf, std::io::Error),
+    Write(PathBuf, std::io::Error),
+    /// The opener did not start; the file it was to open is there for the user.
+    Opener {
+        program: String,
+        error: std::io::Error,
+        file: PathBuf,
+    },
+}
+
+impl std::fmt::Display for BrowserError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BrowserError::Random(e) => f.write_str(&e.0),
+            BrowserError::Create(p, e) => write!(f, "cannot create {}: {e}", p.display()),
+            BrowserError::Write(p, e) => write!(f, "cannot write {}: {e}", p.display()),
+            BrowserError::Opener {
+                program,
+                error,
+                file,
+            } => write!(f, "{program} ({error}); open {} in a browser", file.display()),
+        }
     }
 }
 
@@ -62,9 +92,9 @@ fn folder() -> PathBuf {
 /// Writes the redirect page, readable by the user alone, under a name no one can guess
 /// or create first (create_new fails rather than follow a planted file or link), and
 /// registers it for removal when the process stops.
-fn redirect_file(url: &str) -> Result<PathBuf, String> {
+fn redirect_file(url: &str) -> Result<PathBuf, BrowserError> {
     let mut random = [0u8; 16];
-    super::random_bytes(&mut random).map_err(|e| e.0)?;
+    super::random_bytes(&mut random).map_err(BrowserError::Random)?;
     let path = folder().join(format!(
         "profiler-symbol-server-{}.html",
         crate::shared::debugid::hex_lower(&random)
@@ -75,12 +105,12 @@ fn redirect_file(url: &str) -> Result<PathBuf, String> {
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut f = options
         .open(&path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        .map_err(|e| BrowserError::Create(path.clone(), e))?;
     crate::signals::track(&path, None);
     if let Err(e) = f.write_all(redirect_page(url).as_bytes()) {
         crate::signals::untrack(&path);
         let _ = std::fs::remove_file(&path);
-        return Err(format!("cannot write {}: {e}", path.display()));
+        return Err(BrowserError::Write(path, e));
     }
     Ok(path)
 }

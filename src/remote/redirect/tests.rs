@@ -36,14 +36,16 @@ fn local_hosts_in_every_spelling() {
 /// [`check_redirect`] without a proxy, a name looked up here and now (the download
 /// does it on a thread, polled).
 fn check_redirect(base: &str, target: &str) -> Result<Route, String> {
-    match super::check_redirect(base, target, &|_| None)? {
+    match super::check_redirect(base, target, &|_| None).map_err(|e| e.to_string())? {
         Next::Go(route) => Ok(route),
         Next::Resolve { host, port } => {
             let addrs: Vec<SocketAddr> = (host.as_str(), port)
                 .to_socket_addrs()
                 .map_err(|e| e.to_string())?
                 .collect();
-            check_addrs(target, &host, port, &addrs).map(Route::Direct)
+            check_addrs(target, &host, port, &addrs)
+                .map(Route::Direct)
+                .map_err(|e| e.to_string())
         }
     }
 }
@@ -149,7 +151,9 @@ fn proxies_as_curl_picks_them_from_the_environment() {
     // Through a proxy: no lookup here, no pin, and this machine refused by its name.
     let vars = [("http_proxy", p)];
     let via = env(&vars);
-    let check = |t: &str| super::check_redirect("http://symbols.example/x", t, &via);
+    let check = |t: &str| {
+        super::check_redirect("http://symbols.example/x", t, &via).map_err(|e| e.to_string())
+    };
     assert_eq!(
         check("http://symbols-storage.example/x.sym"),
         Ok(Next::Go(Route::Proxied))
@@ -170,7 +174,8 @@ fn proxies_as_curl_picks_them_from_the_environment() {
     assert_eq!(
         super::check_redirect("http://symbols.example/x", "http://s.example:81/y", &|_| {
             None
-        }),
+        })
+        .map_err(|e| e.to_string()),
         Ok(Next::Resolve {
             host: "s.example".into(),
             port: 81
@@ -184,7 +189,7 @@ fn lookups_answer_off_the_calling_thread_and_past_the_cap_fail_at_once() {
     LOOKUPS.fetch_add(MAX_LOOKUPS, Ordering::SeqCst);
     let full = Lookup::start("http://a.example/", "a.example".into(), 80).err();
     LOOKUPS.fetch_sub(MAX_LOOKUPS, Ordering::SeqCst);
-    assert!(full.is_some_and(|e| e.contains("already waiting")));
+    assert!(full.is_some_and(|e| e.to_string().contains("already waiting")));
     let lookup = Lookup::start("http://localhost/", "localhost".into(), 80).unwrap();
     let answer = loop {
         match lookup.poll() {
