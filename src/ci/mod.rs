@@ -404,7 +404,10 @@ fn stage_profile(
                 let enc = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
                 let mut buffered = BufWriter::with_capacity(1 << 16, enc);
                 rewrite::rewrite(input, &mut buffered, &repl, complete).map_err(err)?;
-                buffered.into_inner().map_err(|e| e.into_error())?.finish()?;
+                buffered
+                    .into_inner()
+                    .map_err(|e| e.into_error())?
+                    .finish()?;
             } else {
                 rewrite::rewrite(input, w, &repl, complete).map_err(err)?;
             }

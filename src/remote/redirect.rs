@@ -342,10 +342,7 @@ pub(super) enum HopError {
     /// Too many host lookups are waiting for an answer.
     LookupsBusy { host: String },
     /// The lookup's thread could not start.
-    LookupThread {
-        host: String,
-        error: std::io::Error,
-    },
+    LookupThread { host: String, error: std::io::Error },
     /// The download's file could not be emptied for the next hop.
     Reuse {
         file: std::path::PathBuf,
@@ -361,7 +358,11 @@ impl std::fmt::Display for HopError {
             HopError::Scheme { target, https_only } => write!(
                 f,
                 "redirected to {target}: only {} is followed",
-                if *https_only { "https" } else { "http or https" }
+                if *https_only {
+                    "https"
+                } else {
+                    "http or https"
+                }
             ),
             HopError::Refused { target, why } => {
                 write!(f, "redirected to {target}: refused, {why}")

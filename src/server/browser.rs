@@ -71,7 +71,11 @@ impl std::fmt::Display for BrowserError {
                 program,
                 error,
                 file,
-            } => write!(f, "{program} ({error}); open {} in a browser", file.display()),
+            } => write!(
+                f,
+                "{program} ({error}); open {} in a browser",
+                file.display()
+            ),
         }
     }
 }
