@@ -61,9 +61,12 @@ fn expect_continue_without_a_body_does_not_wedge() {
     )
     .unwrap();
     assert_eq!(status_of(&mut right), 100);
-    let t = Instant::now();
     server.assert_alive();
-    assert!(t.elapsed() < Duration::from_secs(5));
+    // Served before the blocked request's deadline answer: nothing for it yet.
+    assert!(
+        nothing_yet(&right),
+        "the other request waited for the deadline"
+    );
     // At the request deadline it is answered 408 and closed (without the deadline its
     // thread would wait forever here for the writer that sent the 100 Continue).
     assert_eq!(status_of(&mut right), 408);
@@ -152,9 +155,11 @@ fn idle_and_trickling_connections_do_not_exhaust_the_server() {
         server.host()
     )
     .unwrap();
-    let t = Instant::now();
     server.assert_alive();
-    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(
+        nothing_yet(&trickle),
+        "the other request waited for the deadline"
+    );
     drop(idle);
     server.assert_alive();
 }
@@ -181,6 +186,8 @@ fn a_client_that_does_not_read_its_answer_holds_up_nobody() {
     }
     let t = Instant::now();
     server.assert_alive();
+    // A wall-clock bound on purpose: the three never read, so no answer of theirs can
+    // order against this one; their write timeout (2 s each) is what must not add up.
     assert!(
         t.elapsed() < Duration::from_secs(10),
         "held up {:?}",
@@ -258,14 +265,9 @@ fn a_wrong_token_is_refused_from_the_head_with_its_body_unread() {
         // waiting for 60 MB, as a 408 at the deadline). No `100 Continue` either.
         let mut s = connect(&server);
         announce(&server, &mut s, path, 60 << 20, "Expect: 100-continue\r\n");
-        let t = Instant::now();
+        // A 404, not the deadline's 408: answered from the head alone.
         let status = status_of(&mut s);
         assert_eq!(status, 404, "{path}");
-        assert!(
-            t.elapsed() < Duration::from_secs(3),
-            "{path}: {:?}",
-            t.elapsed()
-        );
         assert!(closed_after_answer(&mut s), "{path}: connection left open");
     }
     // `GET /` with a body: refused the same way (the page takes none).
@@ -366,4 +368,13 @@ fn big_bodies_to_a_wrong_token_cost_no_memory() {
     // Under one body's worth (the target is 256 MiB; 8 MiB measured, 231 MiB before the
     // token was checked at the head; 30 MiB more since the heap is faulted in ahead).
     assert!(peak_kb < 63 << 10, "peak RSS {} MiB", peak_kb >> 10);
+}
+
+/// Whether `s` has nothing to read yet (no answer, not closed), without waiting.
+fn nothing_yet(s: &TcpStream) -> bool {
+    s.set_nonblocking(true).unwrap();
+    let mut b = [0u8; 1];
+    let empty = matches!(s.peek(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+    s.set_nonblocking(false).unwrap();
+    empty
 }

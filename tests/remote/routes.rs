@@ -185,8 +185,9 @@ fn a_redirect_to_a_name_dns_never_answers_holds_up_no_other_request() {
         "GET / answered in {took:?} (status {}) while DNS stalled",
         r.status
     );
+    // Answered while the request behind the lookup still waits on it: not after it.
     assert!(
-        took < Duration::from_secs(2),
+        !waiting.is_finished(),
         "GET / waited {took:?} on a lookup: {}",
         server.stderr()
     );
@@ -197,6 +198,7 @@ fn a_redirect_to_a_name_dns_never_answers_holds_up_no_other_request() {
         "{a}"
     );
     // One lookup's time (5 s), then the server is paused: not one per module in a row.
+    // A wall-clock bound on purpose: the claim is the time, 4 lookups in a row take 20 s.
     assert!(took < Duration::from_secs(20), "{took:?}");
     let server = Arc::try_unwrap(server).ok().unwrap();
     let (code, stderr) = server.interrupt_with_stderr();

@@ -260,7 +260,6 @@ pub(crate) fn a_slow_download_that_keeps_moving_is_awaited_and_a_stalled_one_giv
         let named = got.iter().filter(|f| f.get("function").is_some()).count();
         assert!(named * 2 > got.len(), "{named}/{}\n{stderr}", got.len());
         assert!(got.iter().all(|f| f.get("line").is_none()));
-        assert!(took < std::time::Duration::from_secs(60));
         slow
     });
     // No bound on the time here (a loaded machine stretches any): the full names and
