@@ -167,24 +167,14 @@ fn special_files_named_as_debug_files_are_refused_at_once() {
     let fifo = dir.join("lib.fifo");
     let ok = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(ok.success());
-    let profile = dir.join("profile.json");
-    let libs: Vec<Value> = [
-        ("fifo.so", fifo.to_str().unwrap()),
-        ("zero.so", "/dev/zero"),
-    ]
-    .iter()
-    .map(|(n, p)| {
-        json!({"name": n, "debugName": n, "path": p, "debugPath": p,
-                   "breakpadId": "0123456789ABCDEF0123456789ABCDEF0",
-                   "start": 0, "end": 4096, "offset": 0})
-    })
-    .collect();
-    std::fs::write(
-        &profile,
-        json!({"meta": {"version": 24}, "libs": libs, "threads": []}).to_string(),
-    )
-    .unwrap();
-    let server = Server::start(&[profile.to_str().unwrap()]);
+    let server = serve_libs(
+        &dir,
+        &[
+            ("fifo.so", fifo.to_str().unwrap()),
+            ("zero.so", "/dev/zero"),
+        ],
+        "0123456789ABCDEF0123456789ABCDEF0",
+    );
     let id = "0123456789ABCDEF0123456789ABCDEF0";
     let r = server.post_json(
         "/symbolicate/v5",
@@ -215,20 +205,8 @@ fn pseudo_files_named_as_debug_files_are_refused_before_any_read() {
         ("maps.so", "/proc/self/maps".to_string()),
         ("linked.so", link.display().to_string()),
     ];
-    let libs: Vec<Value> = named
-        .iter()
-        .map(|(n, p)| {
-            json!({"name": n, "debugName": n, "path": p, "debugPath": p,
-                   "breakpadId": id, "start": 0, "end": 4096, "offset": 0})
-        })
-        .collect();
-    let profile = dir.join("profile.json");
-    std::fs::write(
-        &profile,
-        json!({"meta": {"version": 24}, "libs": libs, "threads": []}).to_string(),
-    )
-    .unwrap();
-    let server = Server::start(&[profile.to_str().unwrap()]);
+    let libs: Vec<(&str, &str)> = named.iter().map(|(n, p)| (*n, p.as_str())).collect();
+    let server = serve_libs(&dir, &libs, id);
     let map: Vec<Value> = named.iter().map(|(n, _)| json!([n, id])).collect();
     let r = server.post_json(
         "/symbolicate/v5",
@@ -350,26 +328,17 @@ fn profile_paths_that_are_no_regular_files_are_never_opened() {
         })
     };
     let id = "0123456789ABCDEF0123456789ABCDEF0";
-    let libs: Vec<Value> = [
-        ("fifo.so", fifo.to_str().unwrap()),
-        ("unc.pdb", r"\\attacker\share\unc.pdb"),
-        ("pipe.pdb", r"\\.\pipe\x"),
-        ("net.so", "/net/attacker/lib/net.so"),
-        ("climb.so", "/tmp/../net/attacker/climb.so"),
-    ]
-    .iter()
-    .map(|(n, p)| {
-        json!({"name": n, "debugName": n, "path": p, "debugPath": p, "breakpadId": id,
-               "start": 0, "end": 4096, "offset": 0})
-    })
-    .collect();
-    let profile = dir.join("profile.json");
-    std::fs::write(
-        &profile,
-        json!({"meta": {"version": 24}, "libs": libs, "threads": []}).to_string(),
-    )
-    .unwrap();
-    let server = Server::start(&[profile.to_str().unwrap()]);
+    let server = serve_libs(
+        &dir,
+        &[
+            ("fifo.so", fifo.to_str().unwrap()),
+            ("unc.pdb", r"\\attacker\share\unc.pdb"),
+            ("pipe.pdb", r"\\.\pipe\x"),
+            ("net.so", "/net/attacker/lib/net.so"),
+            ("climb.so", "/tmp/../net/attacker/climb.so"),
+        ],
+        id,
+    );
     let names = ["fifo.so", "unc.pdb", "pipe.pdb", "net.so", "climb.so"];
     let map: Vec<Value> = names.iter().map(|n| json!([n, id])).collect();
     let stack: Vec<Value> = (0..names.len()).map(|i| json!([i, 16])).collect();
@@ -516,4 +485,22 @@ fn a_pdb_stream_listing_one_page_again_and_again_is_refused() {
     assert!(errors.contains("twice in one stream"), "{errors}");
     assert!(peak_kb(server.pid()) < 512 * 1024);
     server.assert_alive();
+}
+
+/// A server on a profile whose libs are `libs` (name, path), all with the debug ID `id`.
+fn serve_libs(dir: &std::path::Path, libs: &[(&str, &str)], id: &str) -> Server {
+    let libs: Vec<Value> = libs
+        .iter()
+        .map(|(n, p)| {
+            json!({"name": n, "debugName": n, "path": p, "debugPath": p, "breakpadId": id,
+                   "start": 0, "end": 4096, "offset": 0})
+        })
+        .collect();
+    let profile = dir.join("profile.json");
+    std::fs::write(
+        &profile,
+        json!({"meta": {"version": 24}, "libs": libs, "threads": []}).to_string(),
+    )
+    .unwrap();
+    Server::start(&[profile.to_str().unwrap()])
 }

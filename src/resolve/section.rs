@@ -244,7 +244,6 @@ const SPILL_MIN: u64 = 16 << 20;
 const SPILL_MIN: u64 = 1 << 20;
 
 /// Output decoded between two writes to the spill file (and two pauses).
-#[cfg(target_os = "linux")]
 const SPILL_CHUNK: usize = 1 << 20;
 
 /// A section's bytes decompressed as [`inflate`] does; a big one into a spill file where
@@ -341,8 +340,11 @@ async fn unzlib_chunks(data: &[u8], sink: &mut dyn FnMut(&[u8]) -> bool) -> std:
     }
 }
 
-/// The zstd frames of [`unzstd`] decoded [`SPILL_CHUNK`] bytes at a time into `sink`.
-#[cfg(target_os = "linux")]
+/// Decodes zstd frames (a section may hold several, and skippable frames) [`SPILL_CHUNK`]
+/// bytes at a time into `sink`, which says whether it wants more. A frame's window may
+/// reach the section's size and no further (past the 8 MiB every decoder must accept): a
+/// small section packed in one call has a window of its whole content, and a bigger
+/// window could only be a lie to make the decoder allocate.
 async fn unzstd_chunks(
     mut data: &[u8],
     claimed: u64,
@@ -495,49 +497,16 @@ async fn unzlib(data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
     }
 }
 
-/// Decodes zstd frames (a section may hold several, and skippable frames) until `claimed`
-/// bytes are out. A frame's window may reach the section's size and no further (past the
-/// 8 MiB every decoder must accept): a small section packed in one call has a window of its
-/// whole content, and a bigger window could only be a lie to make the decoder allocate.
-async fn unzstd(mut data: &[u8], claimed: u64, out: &mut Vec<u8>) -> std::io::Result<usize> {
-    use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
-    let window = claimed.max(8 << 20);
-    while !data.is_empty() && (out.len() as u64) < claimed {
-        let frame =
-            match ruzstd::decoding::StreamingDecoder::new_with_max_window_size(&mut data, window) {
-                Ok(frame) => frame,
-                Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
-                    length,
-                    ..
-                })) => {
-                    data = usize::try_from(length)
-                        .ok()
-                        .and_then(|n| data.get(n..))
-                        .ok_or_else(|| std::io::Error::other("truncated skippable frame"))?;
-                    continue;
-                }
-                Err(e) => return Err(std::io::Error::other(e)),
-            };
-        read_paced(&mut frame.take(claimed - out.len() as u64), out).await?;
-    }
+/// The zstd frames of [`unzstd_chunks`] into `out`, at most `claimed` bytes.
+async fn unzstd(data: &[u8], claimed: u64, out: &mut Vec<u8>) -> std::io::Result<usize> {
+    let limit = usize::try_from(claimed).unwrap_or(usize::MAX);
+    unzstd_chunks(data, claimed, &mut |chunk| {
+        let room = limit.saturating_sub(out.len());
+        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        out.len() < limit
+    })
+    .await?;
     Ok(out.len())
-}
-
-/// `from.read_to_end(out)`; inside a slice 256 KiB at a time with a pause after each
-/// (about 1 ms of zstd).
-async fn read_paced(from: &mut impl Read, out: &mut Vec<u8>) -> std::io::Result<usize> {
-    if !super::pace::pacing() {
-        return from.read_to_end(out);
-    }
-    let mut total = 0;
-    loop {
-        let n = from.by_ref().take(1 << 18).read_to_end(out)?;
-        if n == 0 {
-            return Ok(total);
-        }
-        total += n;
-        super::pace::pause().await;
-    }
 }
 
 pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
