@@ -384,6 +384,7 @@ fn profile_paths_that_are_no_regular_files_are_never_opened() {
 }
 
 /// The example's library offsets, from its profile's frame addresses.
+#[cfg(unix)]
 fn example_offsets(p: &Value) -> Vec<u64> {
     let lib = &p["libs"][0];
     let (start, end) = (lib["start"].as_u64().unwrap(), lib["end"].as_u64().unwrap());
@@ -488,6 +489,7 @@ fn a_pdb_stream_listing_one_page_again_and_again_is_refused() {
 }
 
 /// A server on a profile whose libs are `libs` (name, path), all with the debug ID `id`.
+#[cfg(unix)]
 fn serve_libs(dir: &std::path::Path, libs: &[(&str, &str)], id: &str) -> Server {
     let libs: Vec<Value> = libs
         .iter()

@@ -568,6 +568,7 @@ pub(crate) fn a_location_holding_a_status_line_does_not_make_the_redirect_body_t
 }
 
 /// CPU time (user + system) the process `pid` has used so far, in clock ticks.
+#[cfg(target_os = "linux")]
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     // Fields after the command name (which may hold spaces), from the third on.
