@@ -6,6 +6,7 @@ mod answer;
 mod asm;
 mod idle;
 mod jobs;
+mod libs;
 pub mod source;
 mod symbolicate;
 
@@ -15,13 +16,10 @@ use source::SourceRequest;
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
-use crate::profile::libs::LibList;
-use crate::profile::wanted::{WantedModule, wanted_modules};
-use crate::profile::{ProfileError, ProfileFile};
+use crate::profile::ProfileFile;
 use crate::shared::debugid::DebugId;
 use crate::shared::library::Lib;
 use crate::store::SymbolStore;
@@ -152,24 +150,12 @@ impl Request {
     }
 }
 
-/// What the profile's reader thread sends: the root's libs (near the start of the file,
-/// quick), then every process's (a pass over the whole file).
-enum LibsRead {
-    Root(LibList),
-    /// Every process's libs, and the module offsets of the profile's frames.
-    All(Result<(LibList, Vec<WantedModule>), ProfileError>),
-}
-
+/// The requests' side of the server: the store they are answered from, the profile's
+/// libraries ([`libs::ProfileLibs`]), the answers kept for a repeat ([`again::Again`]),
+/// the idle-time work ([`idle::IdleWork`]) and what has been said on stderr.
 pub struct Api {
     pub store: SymbolStore,
-    profile: Option<ProfileFile>,
-    /// The profile's libs are read on a thread of their own: the loop must not sit in a
-    /// pass over a big (or hostile) profile. `None` once everything has come.
-    reader: Option<mpsc::Receiver<LibsRead>>,
-    /// Messages received from the reader (progress, for parked requests).
-    libs_progress: u64,
-    root_libs: Option<LibList>,
-    libs: Option<LibList>,
+    libs: libs::ProfileLibs,
     quiet: bool,
     /// Modules whose symbol source was reported on stderr already.
     told: BTreeSet<(String, DebugId)>,
@@ -184,41 +170,9 @@ pub struct Api {
 
 impl Api {
     pub fn new(store: SymbolStore, profile: Option<ProfileFile>, quiet: bool) -> Api {
-        let reader = profile.clone().and_then(|p| {
-            let (tx, rx) = mpsc::channel();
-            let spawned = std::thread::Builder::new()
-                .name("profile-libs".into())
-                .spawn(move || {
-                    // A root whose libs cannot be read is told by the full read below.
-                    let root = p.read_root_libs().unwrap_or_default();
-                    if tx.send(LibsRead::Root(LibList::new(root))).is_ok() {
-                        // One pass gives every process's libs and the frames' addresses.
-                        let all = p.read_processes().map(|processes| {
-                            let wanted = wanted_modules(&processes);
-                            let libs = processes.into_iter().flat_map(|p| p.libs).collect();
-                            (LibList::new(libs), wanted)
-                        });
-                        let _ = tx.send(LibsRead::All(all));
-                    }
-                });
-            match spawned {
-                Ok(_) => Some(rx),
-                Err(e) => {
-                    crate::log::elog!(
-                        "warning: cannot start a thread to read the profile's libraries ({e}); \
-                         symbolicating without them"
-                    );
-                    None
-                }
-            }
-        });
         Api {
             store,
-            profile,
-            reader,
-            libs_progress: 0,
-            root_libs: None,
-            libs: None,
+            libs: libs::ProfileLibs::start(profile),
             quiet,
             told: BTreeSet::new(),
             advisor: Default::default(),
@@ -236,68 +190,19 @@ impl Api {
         }
     }
 
-    /// Takes what the reader thread has sent, without waiting (or waiting for one
-    /// message when `block`).
+    /// Takes what the profile's reader has sent, without waiting (or waiting for one
+    /// message when `block`); the profile's own addresses, once all have come, become the
+    /// idle-time work.
     fn receive_libs(&mut self, block: bool) {
-        let mut block = block;
-        while let Some(rx) = &self.reader {
-            let msg = if std::mem::take(&mut block) {
-                rx.recv().map_err(|_| mpsc::TryRecvError::Disconnected)
-            } else {
-                rx.try_recv()
-            };
-            let all = match msg {
-                Ok(LibsRead::Root(list)) => {
-                    self.libs_progress += 1;
-                    self.root_libs = Some(list);
-                    continue;
-                }
-                Err(mpsc::TryRecvError::Empty) => return,
-                Ok(LibsRead::All(all)) => all,
-                Err(mpsc::TryRecvError::Disconnected) => Err(ProfileError {
-                    path: self
-                        .profile
-                        .as_ref()
-                        .map(|p| p.path.clone())
-                        .unwrap_or_default(),
-                    problem: "reading its libraries stopped (internal error)".into(),
-                    not_a_profile: false,
-                }),
-            };
-            self.libs_progress += 1;
-            self.reader = None;
-            let (list, wanted) = all.unwrap_or_else(|e| {
-                crate::log::elog!(
-                    "warning: {e}; symbolicating without the profile's library hints"
-                );
-                (LibList::default(), Vec::new())
-            });
+        if let Some(wanted) = self.libs.receive(block, self.quiet) {
             self.idle = Some(idle::IdleWork::new(wanted));
-            if !self.quiet {
-                crate::log::elog!(
-                    "Found {} with debug IDs in the profile.",
-                    crate::log::count(list.len() as u64, "library", "libraries")
-                );
-            }
-            self.libs = Some(list);
         }
     }
 
-    /// The profile's lib entry for a module. The root's `libs` come first in a profile
-    /// and are read on their own (a few KB); the full scan over every process, which on a
-    /// big profile costs a pass over all of it, only matters when the module is not among
-    /// them.
+    /// The profile's lib entry for a module ([`libs::ProfileLibs::find`]).
     pub(crate) fn lib(&mut self, debug_name: &str, breakpad_id: &DebugId) -> LibState {
         self.receive_libs(false);
-        let found = [&self.root_libs, &self.libs]
-            .into_iter()
-            .flatten()
-            .find_map(|l| l.find(debug_name, breakpad_id));
-        match found {
-            Some(l) => LibState::Known(Some(l.clone())),
-            None if self.reader.is_some() => LibState::Reading,
-            None => LibState::Known(None),
-        }
+        self.libs.find(debug_name, breakpad_id)
     }
 
     /// Whether the answer to `request` waits: for the profile's libs (their paths lead to
@@ -365,7 +270,7 @@ impl Api {
     pub fn handle_parsed(&mut self, parsed: Parsed, may_wait: bool) -> Handled {
         // Only the profile's reader and downloads make an answer wait: without either,
         // the modules are not looked up twice (once here, once for the answer).
-        let can_wait = self.reader.is_some() || self.store.has_remote();
+        let can_wait = self.libs.reading() || self.store.has_remote();
         if may_wait && can_wait && self.waits(&parsed.request) {
             return Handled::WaitForDownloads(parsed);
         }
@@ -397,12 +302,12 @@ impl Api {
     pub fn poll_downloads(&mut self) -> u64 {
         self.receive_libs(false);
         let downloads = self.store.poll_downloads();
-        downloads + self.libs_progress
+        downloads + self.libs.progress()
     }
 
     /// Blocks until a download ends, or the profile's reader sends its next part.
     pub fn wait_download(&mut self) {
-        if self.reader.is_some() {
+        if self.libs.reading() {
             self.receive_libs(true);
         } else {
             self.store.wait_download();
