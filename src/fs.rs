@@ -92,8 +92,9 @@ fn pseudo_filesystem(file: &std::fs::File) -> Option<&'static str> {
         (0x0904_1934, "anon_inode"),
         (0x1980_0202, "mqueue"),
     ];
-    // SAFETY: fstatfs writes one `statfs` into memory we own, for a descriptor we hold.
+    // SAFETY: `statfs` is a plain C struct of integers, for which all zeroes is valid.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatfs writes one `statfs` into memory we own, for a descriptor we hold.
     if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
         return None;
     }
@@ -104,8 +105,14 @@ fn pseudo_filesystem(file: &std::fs::File) -> Option<&'static str> {
 
 /// Reads a whole regular file of at most `max` bytes.
 pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    read_file(open_regular(path)?, max)
+}
+
+/// Reads a whole file opened by [`open_regular`], of at most `max` bytes, and never past
+/// the size it had when opened: a file that grows meanwhile (or lies about its size)
+/// cannot make the read longer than what was checked.
+pub fn read_file(file: std::fs::File, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let file = open_regular(path)?;
     let len = file.metadata()?.len();
     if len > max {
         return Err(std::io::Error::new(
@@ -113,8 +120,6 @@ pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
             format!("{len} bytes, over the limit of {max}"),
         ));
     }
-    // Never past the size the file had when opened: a file that grows meanwhile (or lies
-    // about its size) cannot make the read longer than what was checked.
     let mut out = Vec::with_capacity(len as usize);
     file.take(len).read_to_end(&mut out)?;
     Ok(out)

@@ -45,20 +45,8 @@ impl FileBytes {
                 });
             }
         }
-        // Read from the descriptor already checked, never past the size it had then.
-        if meta.len() > MAX_OWNED_FILE {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!(
-                    "{} bytes, over the limit of {MAX_OWNED_FILE} for a file read into memory",
-                    meta.len()
-                ),
-            ));
-        }
-        let mut out = Vec::with_capacity(meta.len() as usize);
-        std::io::Read::read_to_end(&mut std::io::Read::take(file, meta.len()), &mut out)?;
         Ok(FileBytes {
-            inner: Inner::Owned(out),
+            inner: Inner::Owned(crate::fs::read_file(file, MAX_OWNED_FILE)?),
         })
     }
 }

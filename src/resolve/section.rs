@@ -243,8 +243,8 @@ const SPILL_MIN: u64 = 16 << 20;
 #[cfg(all(target_os = "linux", test))]
 const SPILL_MIN: u64 = 1 << 20;
 
-/// Output decoded between two writes to the spill file (and two pauses).
-const SPILL_CHUNK: usize = 1 << 20;
+/// Output decoded between two pauses (and two writes to a spill file): about 1 ms of work.
+const CHUNK: usize = 256 << 10;
 
 /// A section's bytes decompressed as [`inflate`] does; a big one into a spill file where
 /// the system gives one ([`SPILL_MIN`]), else (no temporary folder, a full disk, an error
@@ -291,35 +291,51 @@ fn spill_file() -> Option<std::fs::File> {
 async fn spill(codec: Codec, data: &[u8], claimed: u64) -> Option<Bytes> {
     use std::io::Write;
     let mut file = spill_file()?;
-    let mut written = 0u64;
     let mut failed = false;
-    let mut sink = |chunk: &[u8]| {
-        let room = usize::try_from(claimed - written).unwrap_or(usize::MAX);
-        let chunk = &chunk[..chunk.len().min(room)];
-        if !failed && file.write_all(chunk).is_err() {
-            failed = true;
-        }
-        written += chunk.len() as u64;
-        written < claimed && !failed
-    };
-    let decoded = match codec {
-        Codec::Zlib => unzlib_chunks(data, &mut sink).await,
-        Codec::Zstd => unzstd_chunks(data, claimed, &mut sink).await,
-    };
-    if decoded.is_err() || failed || written != claimed {
+    let written = decode(codec, data, claimed, &mut |chunk| {
+        failed = file.write_all(chunk).is_err();
+        !failed
+    })
+    .await
+    .ok()?;
+    if failed || written != claimed {
         return None;
     }
     let bytes = FileBytes::spilled(&file).ok()?;
     (bytes.len() as u64 == claimed).then(|| Bytes::whole(std::rc::Rc::new(bytes)))
 }
 
-/// The zlib stream of [`unzlib`] decoded [`SPILL_CHUNK`] bytes at a time into `sink`,
-/// which says whether it wants more; a pause after each chunk when paced.
-#[cfg(target_os = "linux")]
+/// Decodes the stream, handing `sink` its bytes a chunk at a time up to `claimed` of them
+/// and no further, while `sink` says it wants more. How many bytes `sink` was given.
+async fn decode(
+    codec: Codec,
+    data: &[u8],
+    claimed: u64,
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> std::io::Result<u64> {
+    let mut given = 0u64;
+    let mut up_to_claim = |chunk: &[u8]| {
+        let room = usize::try_from(claimed - given).unwrap_or(usize::MAX);
+        let chunk = &chunk[..chunk.len().min(room)];
+        given += chunk.len() as u64;
+        sink(chunk) && given < claimed
+    };
+    match codec {
+        Codec::Zlib => unzlib_chunks(data, &mut up_to_claim).await?,
+        Codec::Zstd => unzstd_chunks(data, claimed, &mut up_to_claim).await?,
+    }
+    Ok(given)
+}
+
+/// Inflates one zlib stream [`CHUNK`] bytes at a time into `sink`, which says whether it
+/// wants more; a pause after each chunk when paced ([`super::pace`]). The wrapper is read
+/// here and its Adler-32 left unchecked (a twentieth of the inflate time): corrupt DWARF is
+/// refused or answers garbage names either way, and the deflate stream's own structure
+/// still fails on most damage.
 async fn unzlib_chunks(data: &[u8], sink: &mut dyn FnMut(&[u8]) -> bool) -> std::io::Result<()> {
     let data = zlib_body(data)?;
     let mut z = flate2::Decompress::new(false);
-    let mut buf = Vec::with_capacity(SPILL_CHUNK);
+    let mut buf = Vec::with_capacity(CHUNK);
     loop {
         buf.clear();
         let at = usize::try_from(z.total_in())
@@ -340,7 +356,7 @@ async fn unzlib_chunks(data: &[u8], sink: &mut dyn FnMut(&[u8]) -> bool) -> std:
     }
 }
 
-/// Decodes zstd frames (a section may hold several, and skippable frames) [`SPILL_CHUNK`]
+/// Decodes zstd frames (a section may hold several, and skippable frames) [`CHUNK`]
 /// bytes at a time into `sink`, which says whether it wants more. A frame's window may
 /// reach the section's size and no further (past the 8 MiB every decoder must accept): a
 /// small section packed in one call has a window of its whole content, and a bigger
@@ -352,7 +368,7 @@ async fn unzstd_chunks(
 ) -> std::io::Result<()> {
     use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
     let window = claimed.max(8 << 20);
-    let mut buf = vec![0u8; SPILL_CHUNK];
+    let mut buf = vec![0u8; CHUNK];
     while !data.is_empty() {
         let mut frame =
             match ruzstd::decoding::StreamingDecoder::new_with_max_window_size(&mut data, window) {
@@ -428,10 +444,11 @@ async fn inflate(
     let mut out = Vec::new();
     out.try_reserve_exact(size)
         .map_err(|_| DebugDataError::TooLarge { section: section() })?;
-    let read = match codec {
-        Codec::Zlib => unzlib(data, &mut out).await.map(|()| out.len()),
-        Codec::Zstd => unzstd(data, claimed, &mut out).await,
-    };
+    let read = decode(codec, data, claimed, &mut |chunk| {
+        out.extend_from_slice(chunk);
+        true
+    })
+    .await;
     let codec = match codec {
         Codec::Zlib => "zlib",
         Codec::Zstd => "zstd",
@@ -441,8 +458,6 @@ async fn inflate(
         codec,
         problem: e.to_string(),
     })?;
-    // Past the claim when the allocator gave more capacity than asked: the claim counts.
-    out.truncate(size);
     budget
         .used
         .set(budget.used.get().saturating_add(out.len() as u64));
@@ -454,59 +469,6 @@ async fn inflate(
         });
     }
     Ok(out)
-}
-
-/// Compressed bytes inflated between two pauses: 16 KiB of DWARF out, at most 4 MiB
-/// (deflate's ratio is at most 1032), well under a millisecond either way.
-const ZLIB_STEP: usize = 4 << 10;
-
-/// Inflates one zlib stream into `out`'s spare capacity, and no further: a stream that
-/// holds more than the claim stops there, as a short one stops at its end. In steps of
-/// [`ZLIB_STEP`] compressed bytes, pausing after each when paced ([`super::pace`]).
-/// measured: miniz_oxide through `Read` into a growing buffer → zlib-rs into the claimed
-/// size, libceph-common's 92 MB of sections (Debian's librados2-dbg), first 10 000
-/// addresses (scripts/bench-http; MEASUREMENTS, "Distribution debug files").
-///
-/// The zlib wrapper is read here and its Adler-32 left unchecked (a twentieth of the
-/// inflate time): corrupt DWARF is refused or answers garbage names either way, and the
-/// deflate stream's own structure still fails on most damage.
-async fn unzlib(data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
-    let data = zlib_body(data)?;
-    let mut z = flate2::Decompress::new(false);
-    let paced = super::pace::pacing();
-    loop {
-        let at = usize::try_from(z.total_in())
-            .unwrap_or(data.len())
-            .min(data.len());
-        let end = if paced {
-            data.len().min(at + ZLIB_STEP)
-        } else {
-            data.len()
-        };
-        let (was_in, was_out) = (z.total_in(), z.total_out());
-        let status = z
-            .decompress_vec(&data[at..end], out, flate2::FlushDecompress::None)
-            .map_err(std::io::Error::other)?;
-        let moved = z.total_in() != was_in || z.total_out() != was_out;
-        if status == flate2::Status::StreamEnd || out.len() == out.capacity() || !moved {
-            return Ok(());
-        }
-        if paced {
-            super::pace::pause().await;
-        }
-    }
-}
-
-/// The zstd frames of [`unzstd_chunks`] into `out`, at most `claimed` bytes.
-async fn unzstd(data: &[u8], claimed: u64, out: &mut Vec<u8>) -> std::io::Result<usize> {
-    let limit = usize::try_from(claimed).unwrap_or(usize::MAX);
-    unzstd_chunks(data, claimed, &mut |chunk| {
-        let room = limit.saturating_sub(out.len());
-        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        out.len() < limit
-    })
-    .await?;
-    Ok(out.len())
 }
 
 pub fn endian_of(file: &object::File<'_>) -> gimli::RunTimeEndian {
