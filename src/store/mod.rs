@@ -406,16 +406,13 @@ impl SymbolStore {
             .cache
             .iter()
             .position(|e| e.debug_name == debug_name && e.breakpad_id == *id)
-            && self.cache[i].is_stale()
         {
-            self.log(|| format!("{debug_name}/{id}: its file changed since it was read"));
-            self.cache.swap_remove(i);
-        }
-        if let Some(e) = self
-            .cache
-            .iter_mut()
-            .find(|e| e.debug_name == debug_name && e.breakpad_id == *id)
-        {
+            if self.cache[i].is_stale() {
+                self.log(|| format!("{debug_name}/{id}: its file changed since it was read"));
+                self.cache.swap_remove(i);
+                return self.module(debug_name, id, lib);
+            }
+            let e = &mut self.cache[i];
             e.last_used = clock;
             if let Some(err) = e.module.failure() {
                 return ModuleState::Missing(vec![err]);
