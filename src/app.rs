@@ -20,6 +20,11 @@ pub const EXIT_NOTHING_RESOLVED: u8 = 3;
 /// for any (its loop around `Api::handle_or_wait`), `symbolicate` fetches what the
 /// profile needs all at once (`SymbolStore::fetch_all`).
 fn store(mut opts: SymbolOptions) -> SymbolStore {
+    if std::env::var_os("PROFILER_SYMBOL_SERVER_NO_INDEX_CACHE")
+        .is_some_and(|v| !v.is_empty() && v != "0")
+    {
+        opts.index_cache = crate::cli::IndexCacheUse::Off;
+    }
     if let Ok(nt) = std::env::var("_NT_SYMBOL_PATH") {
         opts.symbol_path.extend(crate::cli::SymbolPath::parse(&nt));
     }
@@ -94,6 +99,11 @@ fn run_load(profile: Option<PathBuf>, server: &ServerOptions, symbols: SymbolOpt
     };
     warn_missing_inputs(&symbols);
     let quiet = symbols.quiet;
+    let mut symbols = symbols;
+    // The server writes prepared indexes in its idle time (the one-shot modes only read).
+    if symbols.index_cache == crate::cli::IndexCacheUse::Read {
+        symbols.index_cache = crate::cli::IndexCacheUse::ReadWrite;
+    }
     // The server loop never waits for a download: it parks the request.
     let mut store = store(symbols);
     // A sidecar beside the profile answers for modules no local file has.

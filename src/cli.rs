@@ -1,7 +1,7 @@
 //! Command line: turns `argv` into an [`Invocation`]: the [`Command`] (its mode's own
 //! options, e.g. [`ServerOptions`]) and the [`SymbolOptions`] every mode shares.
 
-pub use crate::shared::options::{SymbolOptions, SymbolPath};
+pub use crate::shared::options::{IndexCacheUse, SymbolOptions, SymbolPath};
 use std::ffi::OsString;
 use std::fmt;
 use std::net::IpAddr;
@@ -82,6 +82,16 @@ SYMBOL OPTIONS (all modes):
                                 after these.
     DEBUGINFOD_URLS             (environment) debuginfod servers for ELF modules without
                                 local debug info, cached like elfutils does.
+    --no-index-cache            Neither read nor write prepared indexes (also
+                                PROFILER_SYMBOL_SERVER_NO_INDEX_CACHE=1). The server
+                                indexes each big debug file (4 MB and more) in its idle
+                                time, under the user's cache folder/profiler-symbol-
+                                server/index, and the next run answers from the index
+                                without reading the file; query and symbolicate only read
+                                them. An index is used only while every file it was made
+                                from is unchanged. Delete the folder to clear it.
+    --index-cache-size MB       The most the index folder may hold; the least recently
+                                used indexes go first. [default: 4000]
     -v, --verbose               Log every candidate debug file tried, and why it was
                                 rejected, on stderr.
     -q, --quiet                 Print only errors (and the URL with --no-open, or when no
@@ -361,6 +371,14 @@ where
                 .simpleperf_binary_caches
                 .push(parser.value()?.into()),
             Long("dyld-shared-cache") => symbols.dyld_shared_caches.push(parser.value()?.into()),
+            Long("no-index-cache") => symbols.index_cache = IndexCacheUse::Off,
+            Long("index-cache-size") => {
+                let s = string(parser.value()?, "--index-cache-size")?;
+                let mb: u64 = s.parse().map_err(|_| {
+                    UsageError(format!("--index-cache-size: '{s}' is not a number of MB"))
+                })?;
+                symbols.index_cache_bytes = Some(mb.saturating_mul(1_000_000));
+            }
             Short('v') | Long("verbose") => symbols.verbose = true,
             Short('q') | Long("quiet") => symbols.quiet = true,
             Short('n') | Long("no-open") => given.server.no_open = true,

@@ -246,6 +246,14 @@ pub fn found(
         }
         Module::Pdb(m) => (format!("{debug_name}: PDB {}", m.path.display()), None),
         Module::Breakpad(_) => (format!("{debug_name}: Breakpad symbols"), None),
+        Module::Indexed(m) => (
+            format!(
+                "{debug_name}: prepared index {} of {}",
+                m.index.path.display(),
+                m.index.meta.debug_file
+            ),
+            None,
+        ),
         Module::Sidecar(_) => (
             format!("{debug_name}: the profile's .syms.json sidecar"),
             None,

@@ -84,13 +84,15 @@ impl Api {
     pub fn has_idle_work(&mut self) -> bool {
         self.receive_libs(false);
         let finished = self.store.downloads_finished();
-        self.idle.as_ref().is_some_and(|w| w.can_progress(finished))
+        self.idle.as_ref().is_some_and(|w| w.can_progress(finished)) || self.store.has_index_work()
     }
 
     /// Does idle work for about `budget` (one module load may take longer), then returns.
     pub fn idle_slice(&mut self, budget: Duration) {
         let deadline = Instant::now() + budget;
         let Some(mut work) = self.idle.take() else {
+            // The profile's addresses first; then the modules' prepared indexes.
+            self.store.index_step(deadline);
             return;
         };
         let finished = self.store.downloads_finished();
@@ -186,12 +188,19 @@ impl Api {
                 }
             }
         }
-        if work.is_empty() && !self.quiet {
-            crate::log::elog!(
-                "Resolved {} of the profile's {} ahead of the profiler's requests.",
-                crate::log::count(work.resolved, "address", "addresses"),
-                crate::log::count(work.done as u64, "module", "modules")
-            );
+        if work.modules.is_empty() && Instant::now() < deadline {
+            self.store.index_step(deadline);
+        }
+        if work.is_empty() {
+            if !self.quiet {
+                crate::log::elog!(
+                    "Resolved {} of the profile's {} ahead of the profiler's requests.",
+                    crate::log::count(work.resolved, "address", "addresses"),
+                    crate::log::count(work.done as u64, "module", "modules")
+                );
+            }
+            // Said once; what is left is the prepared indexes' work.
+            return;
         }
         self.idle = Some(work);
     }

@@ -378,6 +378,19 @@ impl FunctionTable {
         self.entries.iter().filter(|e| e.name.is_some()).count()
     }
 
+    /// Pushes every address where [`Self::find`]'s answer may change: each entry's start
+    /// and end, and its function's entry where that lies inside it.
+    pub fn edges(&self, out: &mut Vec<u64>) {
+        for e in &self.entries {
+            out.push(e.start);
+            out.push(e.end);
+            if let Some((start, size)) = e.primary {
+                out.push(start);
+                out.push(start.saturating_add(size));
+            }
+        }
+    }
+
     /// The function holding `addr`: name (raw), start and size.
     pub fn find(&self, addr: u64) -> Option<(Option<&Text>, u64, u64, u64)> {
         let i = self.entries.partition_point(|e| e.start <= addr);

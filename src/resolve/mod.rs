@@ -10,11 +10,13 @@ pub mod elf;
 pub mod fasthash;
 pub mod funcs;
 pub mod id;
+pub mod indexed;
 pub mod macho;
 pub mod native;
 pub mod open;
 pub mod pace;
 pub mod pe;
+pub mod prepared;
 pub mod range;
 pub mod section;
 pub mod sidecar;
@@ -26,6 +28,7 @@ pub mod unwind;
 use std::path::Path;
 
 pub use demangle::demangle;
+pub use dwarf::edges::NoEdges;
 pub use types::{Companion, LoadContext, LoadError, LoadErrorKind, Symbolized, panic_message};
 
 /// A parsed debug file, ready for lookups; kept in the symbol store's cache.
@@ -39,6 +42,8 @@ pub enum Module {
     /// A module of the profile's `.syms.json` sidecar.
     /// Shared with the store, which keeps the parsed sidecar for the whole run.
     Sidecar(std::rc::Rc<sidecar::SidecarModule>),
+    /// Answered from its prepared index, kept from an earlier run.
+    Indexed(Box<indexed::Indexed>),
 }
 
 impl Module {
@@ -57,6 +62,7 @@ impl Module {
             Module::Native(m) => m.lookup_each(offsets, found),
             Module::Breakpad(m) => m.lookup_each(offsets, found),
             Module::Pdb(m) => m.lookup_each(offsets, found),
+            Module::Indexed(m) => m.lookup_each(offsets, found),
             Module::Sidecar(m) => {
                 for (i, &o) in offsets.iter().enumerate() {
                     found(i, m.lookup(o));
@@ -71,6 +77,7 @@ impl Module {
     pub fn part_of(&self, offset: u64) -> Option<usize> {
         match self {
             Module::Native(m) => m.part_of(offset),
+            Module::Indexed(m) if m.is_broken() => m.files()?.part_of(offset),
             _ => None,
         }
     }
@@ -82,6 +89,7 @@ impl Module {
         match self {
             Module::Native(m) => Some(&m.debug_file),
             Module::Pdb(m) => Some(&m.path),
+            Module::Indexed(m) => m.debug_file(),
             Module::Breakpad(_) | Module::Sidecar(_) => None,
         }
     }
@@ -90,6 +98,7 @@ impl Module {
     pub fn comp_dir(&self, offset: u64) -> Option<String> {
         match self {
             Module::Native(m) => m.comp_dir(offset),
+            Module::Indexed(m) => m.files()?.comp_dir(offset),
             _ => None,
         }
     }
@@ -98,6 +107,7 @@ impl Module {
     pub fn warnings(&self) -> &[LoadError] {
         match self {
             Module::Native(m) => &m.warnings,
+            Module::Indexed(m) => m.warnings(),
             _ => &[],
         }
     }
@@ -126,6 +136,33 @@ impl Module {
             Module::Pdb(m) => m.cost(),
             Module::Breakpad(m) => m.cost(),
             Module::Sidecar(m) => m.cost(),
+            Module::Indexed(m) => m.cost(),
+        }
+    }
+
+    /// Steps of [`Self::edges_step`] for the prepared index's builder, or `None` for a
+    /// module that is not indexed: only DWARF (ELF) and Breakpad modules are. A PDB's
+    /// procedures load in a fraction of a second; a sidecar is its own index.
+    pub fn edge_steps(&self) -> Option<usize> {
+        match self {
+            Module::Native(m) => m.edge_steps(),
+            Module::Breakpad(m) => Some(m.edge_steps()),
+            Module::Indexed(m) if m.is_broken() => m.edge_steps(),
+            _ => None,
+        }
+    }
+
+    /// Pushes the module offsets where an answer may change, for step `k` of
+    /// [`Self::edge_steps`] (any order, repeats allowed).
+    pub fn edges_step(&self, k: usize, out: &mut Vec<u64>) -> Result<(), NoEdges> {
+        match self {
+            Module::Native(m) => m.edges_step(k, out),
+            Module::Breakpad(m) => {
+                m.edges_step(k, out);
+                Ok(())
+            }
+            Module::Indexed(m) => m.edges_step(k, out),
+            _ => Err(NoEdges::Unreadable),
         }
     }
 }

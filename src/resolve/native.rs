@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use super::dwarf::edges::NoEdges;
 use super::dwarf::{DwarfResolver, Found};
 use super::fasthash::Fast;
 use super::funcs::FunctionTable;
@@ -198,6 +199,44 @@ impl NativeModule {
                 found(i, None);
             }
         }
+    }
+
+    /// Steps of [`Self::edges_step`], or `None` for a module the prepared index does not
+    /// keep: one without DWARF (its symbol tables load in milliseconds), with symbols
+    /// that have no size or a debug map (Mach-O: answers there also depend on the
+    /// objects' files).
+    pub fn edge_steps(&self) -> Option<usize> {
+        let d = self.dwarf.as_ref()?;
+        (!self.unsized_symbols && self.debug_map.is_none()).then(|| 1 + d.unit_count())
+    }
+
+    /// Pushes the module offsets where an answer may change, for step `k`: the code
+    /// ranges, symbols and unit ranges first, then one DWARF unit per step.
+    pub fn edges_step(&self, k: usize, out: &mut Vec<u64>) -> Result<(), NoEdges> {
+        let Some(d) = &self.dwarf else {
+            return Err(NoEdges::Unreadable);
+        };
+        let mut addrs = Vec::new();
+        if k == 0 {
+            for &(s, e) in &self.code {
+                addrs.push(s);
+                addrs.push(e);
+            }
+            self.symbols.edges(&mut addrs);
+            d.unit_range_edges(&mut addrs);
+        } else {
+            d.unit_edges(k - 1, &mut addrs)?;
+        }
+        // Only what a lookup can reach: at or past the base, in code.
+        out.extend(
+            addrs
+                .into_iter()
+                .filter(|&a| {
+                    self.code.is_empty() || self.code.iter().any(|&(s, e)| s <= a && a <= e)
+                })
+                .filter_map(|a| a.checked_sub(self.base)),
+        );
+        Ok(())
     }
 
     /// See [`super::Module::part_of`].

@@ -63,4 +63,21 @@ pub struct SymbolOptions {
     pub simpleperf_binary_caches: Vec<PathBuf>,
     /// dyld shared caches (main files) to read system libraries from.
     pub dyld_shared_caches: Vec<PathBuf>,
+    /// Prepared indexes between runs: read them, and whether to write them
+    /// (`store::index`).
+    pub index_cache: IndexCacheUse,
+    /// `--index-cache-size`: bytes the index folder may hold; `None`: the default.
+    pub index_cache_bytes: Option<u64>,
+}
+
+/// What a mode does with the prepared-index folder.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IndexCacheUse {
+    /// `--no-index-cache` or `PROFILER_SYMBOL_SERVER_NO_INDEX_CACHE`.
+    Off,
+    /// One-shot modes: read indexes, write none.
+    #[default]
+    Read,
+    /// The server: read them, and write them in its idle time.
+    ReadWrite,
 }

@@ -5,6 +5,7 @@
 
 pub mod codefile;
 mod downloads;
+mod index;
 mod memo;
 mod paths;
 mod prepare;
@@ -23,7 +24,7 @@ use crate::resolve::sidecar::{self, SidecarModule};
 use crate::resolve::{self, Companion, LoadContext, LoadError, LoadErrorKind, Module};
 use crate::shared::debugid::DebugId;
 use crate::shared::library::Lib;
-use crate::shared::options::SymbolOptions;
+use crate::shared::options::{IndexCacheUse, SymbolOptions};
 use crate::store::zip::ZipArchive;
 use downloads::RemoteFound;
 pub use memo::{Answered, LoadedModule};
@@ -102,6 +103,8 @@ pub struct SymbolStore {
     clock: u64,
     /// A module's files being opened ahead by idle-time work (`prepare.rs`).
     preparing: Option<prepare::Preparing>,
+    /// Prepared indexes kept between runs (`index.rs`).
+    index: index::IndexCache,
 }
 
 impl SymbolStore {
@@ -136,7 +139,17 @@ impl SymbolStore {
             .chain(paths::system_dyld_caches())
             .map(|path| DyldSource { path, opened: None })
             .collect();
+        let index = index::IndexCache::new(
+            match opts.index_cache {
+                IndexCacheUse::Off => index::IndexMode::Off,
+                IndexCacheUse::Read => index::IndexMode::Read,
+                IndexCacheUse::ReadWrite => index::IndexMode::ReadWrite,
+            },
+            opts.index_cache_bytes.unwrap_or(index::DEFAULT_MAX_BYTES),
+            opts.quiet,
+        );
         SymbolStore {
+            index,
             opts,
             symstores,
             server_caches,
@@ -380,6 +393,35 @@ impl SymbolStore {
         Err(why)
     }
 
+    /// The module from its prepared index for `path`, if a usable one is kept.
+    fn indexed(&mut self, debug_name: &str, id: &DebugId, path: &Path) -> Option<Module> {
+        let (dirs, stores) = (self.opts.symbol_dirs.clone(), self.symstores.clone());
+        let verbose = self.opts.verbose;
+        let (path_owned, id_owned) = (path.to_path_buf(), id.clone());
+        self.index.open(debug_name, id, path, move || {
+            Box::new(move || {
+                let companions =
+                    |binary: &Path, c: Companion<'_>| paths::companions(binary, c, &dirs, &stores);
+                let ctx = LoadContext {
+                    path: &path_owned,
+                    companions: &companions,
+                    verbose,
+                };
+                resolve::open::open(&id_owned, &ctx)
+            })
+        })
+    }
+
+    /// Whether prepared indexes are left to build (idle-time work).
+    pub fn has_index_work(&self) -> bool {
+        self.index.has_work()
+    }
+
+    /// Builds prepared indexes until about `deadline`.
+    pub fn index_step(&mut self, deadline: std::time::Instant) {
+        self.index.step(deadline);
+    }
+
     /// Opens one file through the formats' single entry (or takes it opened ahead).
     fn try_file(&mut self, path: &Path, breakpad_id: &DebugId) -> Result<Module, LoadError> {
         if let Some(opened) = self.take_prepared(path, breakpad_id) {
@@ -461,12 +503,26 @@ impl SymbolStore {
         for step in steps {
             let mut from_profile = false;
             // Stamped before it is read: a change while it is read shows as one later.
+            let mut stamp_before = match &step {
+                Step::Local(Candidate::File(path)) => crate::resolve::prepared::Source::of(path),
+                _ => None,
+            };
+            let origin_is_local = matches!(step, Step::Local(Candidate::File(_)));
             let mut source = match &step {
                 Step::Local(Candidate::File(path)) => {
                     crate::fs::FileStamp::of(path).map(|s| (path.clone(), s))
                 }
                 _ => None,
             };
+            if let Step::Local(Candidate::File(path)) = &step
+                && let Some(module) = self.indexed(debug_name, id, path)
+            {
+                self.log(|| format!("  {}: from its prepared index", path.display()));
+                let beside = self.beside_profile(&Candidate::File(path.clone()), debug_name, lib);
+                let module = Rc::new(LoadedModule::new(module, None, beside));
+                self.insert(debug_name, id, module.clone(), source);
+                return ModuleState::Ready(module);
+            }
             let (module, origin) = match step {
                 Step::Local(c) => match self.try_candidate(&c, id) {
                     Ok(module) if module.lacks_debug_info() => {
@@ -521,6 +577,10 @@ impl SymbolStore {
                 },
             };
             let module = Rc::new(LoadedModule::new(module, origin, from_profile));
+            if origin_is_local && let Some((path, _)) = &source {
+                let stamp = stamp_before.take();
+                self.index.offer(debug_name, id, path, stamp, &module);
+            }
             self.insert(debug_name, id, module.clone(), source);
             return ModuleState::Ready(module);
         }

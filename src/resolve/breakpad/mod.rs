@@ -9,6 +9,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 mod block;
+mod edges;
 mod lookup;
 
 use crate::resolve::bytes::FileBytes;

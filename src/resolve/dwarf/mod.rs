@@ -5,6 +5,7 @@
 //! the subprogram DIE's ranges.
 
 mod batch;
+pub mod edges;
 mod lines;
 pub mod names;
 mod reader;

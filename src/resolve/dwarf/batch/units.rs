@@ -250,6 +250,14 @@ impl Units {
         Cover::Unit(self.ranges[i - 1].2)
     }
 
+    /// Pushes the begin and end of every unit range.
+    pub(in crate::resolve::dwarf) fn range_edges(&self, out: &mut Vec<u64>) {
+        for &(b, e, _) in &self.ranges {
+            out.push(b);
+            out.push(e);
+        }
+    }
+
     /// The unit holding a `.debug_info` offset (addr2line's `find_offset`).
     pub(super) fn holding(&self, offset: usize) -> Option<usize> {
         match self.units.binary_search_by_key(&offset, |u| u.offset) {

@@ -1,0 +1,255 @@
+//! Laying out a prepared index from a module's answers (the module's doc gives the
+//! layout): each answer becomes a chain of shared frames, each text is kept once.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::io::{Seek, SeekFrom, Write};
+
+use super::*;
+use crate::resolve::fasthash::Fast;
+use crate::resolve::types::Symbolized;
+
+/// Why a module's answers do not fit an index (it is then answered from its files).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unfit {
+    /// An offset at or past 4 GiB, or tables past what u32 numbers count.
+    TooBig,
+    /// A line number that is [`NONE`] itself.
+    Unrepresentable,
+    /// The answer at the end of a run differs from the one at its start: an edge the
+    /// format did not name lies between (`at` is the run's start).
+    Disagrees { at: u64 },
+}
+
+impl std::fmt::Display for Unfit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unfit::TooBig => f.write_str("offsets or tables too big for the index format"),
+            Unfit::Unrepresentable => f.write_str("a line number the format cannot hold"),
+            Unfit::Disagrees { at } => write!(
+                f,
+                "answers change between two edges after offset {at:#x}; not indexed"
+            ),
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Builder {
+    rows: Vec<(u32, u32)>,
+    nodes: Vec<[u32; 4]>,
+    node_ids: HashMap<[u32; 4], u32, Fast>,
+    funcs: Vec<(u64, u64, u32)>,
+    func_ids: HashMap<(u32, u64, u64), u32, Fast>,
+    /// (offset, length) in `blob`.
+    strings: Vec<(u32, u32)>,
+    /// A hash of each text to its number (a collision keeps a second copy, never a wrong
+    /// text: the bytes are compared).
+    string_ids: HashMap<u64, u32, Fast>,
+    blob: Vec<u8>,
+}
+
+fn number(n: usize) -> Result<u32, Unfit> {
+    u32::try_from(n)
+        .ok()
+        .filter(|&n| n != NONE)
+        .ok_or(Unfit::TooBig)
+}
+
+impl Builder {
+    /// The answer from module offset `start` up to the next row's start.
+    pub fn add(&mut self, start: u64, answer: Option<&Symbolized>) -> Result<(), Unfit> {
+        let start = u32::try_from(start).map_err(|_| Unfit::TooBig)?;
+        let node = match answer {
+            None => NONE,
+            Some(s) => self.answer(start, s)?,
+        };
+        self.rows.push((start, node));
+        Ok(())
+    }
+
+    fn answer(&mut self, start: u32, s: &Symbolized) -> Result<u32, Unfit> {
+        let base = u64::from(start).wrapping_sub(s.function_offset);
+        let name = self.text(&s.function)?;
+        let size = s.function_size.unwrap_or(u64::MAX);
+        let next = self.funcs.len();
+        let func = *self
+            .func_ids
+            .entry((name, base, size))
+            .or_insert(next as u32);
+        if func as usize == next {
+            number(next)?;
+            self.funcs.push((base, size, name));
+        }
+        let file = self.opt_text(s.file.as_deref())?;
+        let mut node = self.node([NONE, func, file, line(s.line)?])?;
+        for inl in s.inlines.iter().rev() {
+            let name = self.opt_text(inl.function.as_deref())?;
+            let file = self.opt_text(inl.file.as_deref())?;
+            node = self.node([node, name, file, line(inl.line)?])?;
+        }
+        Ok(node)
+    }
+
+    fn node(&mut self, n: [u32; 4]) -> Result<u32, Unfit> {
+        let next = self.nodes.len();
+        let id = *self.node_ids.entry(n).or_insert(next as u32);
+        if id as usize == next {
+            number(next)?;
+            self.nodes.push(n);
+        }
+        Ok(id)
+    }
+
+    fn opt_text(&mut self, t: Option<&str>) -> Result<u32, Unfit> {
+        t.map_or(Ok(NONE), |t| self.text(t))
+    }
+
+    fn text(&mut self, t: &str) -> Result<u32, Unfit> {
+        let mut h = Fast::default().build_hasher();
+        t.hash(&mut h);
+        let key = h.finish();
+        if let Some(&id) = self.string_ids.get(&key) {
+            let (at, len) = self.strings[id as usize];
+            if &self.blob[at as usize..(at + len) as usize] == t.as_bytes() {
+                return Ok(id);
+            }
+        }
+        let id = number(self.strings.len())?;
+        let at = u32::try_from(self.blob.len()).map_err(|_| Unfit::TooBig)?;
+        let len = u32::try_from(t.len()).map_err(|_| Unfit::TooBig)?;
+        at.checked_add(len).ok_or(Unfit::TooBig)?;
+        self.blob.extend_from_slice(t.as_bytes());
+        self.strings.push((at, len));
+        self.string_ids.entry(key).or_insert(id);
+        Ok(id)
+    }
+
+    /// Writes the index to `out` (an empty file): rows sorted, a row that repeats the
+    /// answer before it dropped. Returns the bytes written.
+    pub fn write(mut self, mut meta: Meta, out: &mut std::fs::File) -> std::io::Result<u64> {
+        self.rows.sort_unstable_by_key(|r| r.0);
+        self.rows.dedup_by(|later, earlier| later.1 == earlier.1);
+        meta.rows = self.rows.len() as u64;
+        meta.nodes = self.nodes.len() as u64;
+        meta.funcs = self.funcs.len() as u64;
+        meta.strings = self.strings.len() as u64;
+        let meta = meta.to_json();
+        let lens = [
+            self.rows.len() * ROW,
+            self.nodes.len() * NODE,
+            self.funcs.len() * FUNC,
+            self.strings.len() * STRING,
+            self.blob.len(),
+        ];
+        let data_len: usize = lens.iter().sum();
+        let sparse: Vec<u32> = self.rows.chunks(ROWS_PER_BLOCK).map(|c| c[0].0).collect();
+        let hashes_len = data_len.div_ceil(CHUNK) * 8;
+        let mut dir = [(0usize, 0usize); SECTIONS];
+        dir[META] = (HEADER, meta.len());
+        dir[HASHES] = (dir[META].0 + dir[META].1, hashes_len);
+        dir[SPARSE] = (dir[HASHES].0 + hashes_len, sparse.len() * 4);
+        let mut at = dir[SPARSE].0 + dir[SPARSE].1;
+        for (k, &len) in lens.iter().enumerate() {
+            dir[ROWS + k] = (at, len);
+            at += len;
+        }
+        let file_len = at;
+
+        // The big sections first, hashed per chunk as they go.
+        out.seek(SeekFrom::Start(dir[ROWS].0 as u64))?;
+        let mut w = Chunked {
+            out: std::io::BufWriter::with_capacity(1 << 20, &mut *out),
+            buf: Vec::with_capacity(CHUNK),
+            hashes: Vec::with_capacity(hashes_len / 8),
+        };
+        for &(start, node) in &self.rows {
+            w.put(&start.to_le_bytes())?;
+            w.put(&node.to_le_bytes())?;
+        }
+        for n in &self.nodes {
+            for v in n {
+                w.put(&v.to_le_bytes())?;
+            }
+        }
+        for &(base, size, name) in &self.funcs {
+            w.put(&base.to_le_bytes())?;
+            w.put(&size.to_le_bytes())?;
+            w.put(&name.to_le_bytes())?;
+            w.put(&0u32.to_le_bytes())?;
+        }
+        for &(at, len) in &self.strings {
+            w.put(&at.to_le_bytes())?;
+            w.put(&len.to_le_bytes())?;
+        }
+        w.put(&self.blob)?;
+        let hashes = w.finish()?;
+
+        let mut head = Vec::with_capacity(dir[ROWS].0);
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&[0; 8]);
+        head.extend_from_slice(&VERSION.to_le_bytes());
+        head.extend_from_slice(&(SECTIONS as u32).to_le_bytes());
+        head.extend_from_slice(&(file_len as u64).to_le_bytes());
+        for &(o, l) in &dir {
+            head.extend_from_slice(&(o as u64).to_le_bytes());
+            head.extend_from_slice(&(l as u64).to_le_bytes());
+        }
+        head.extend_from_slice(&meta);
+        for h in &hashes {
+            head.extend_from_slice(&h.to_le_bytes());
+        }
+        for s in &sparse {
+            head.extend_from_slice(&s.to_le_bytes());
+        }
+        let h = hash(&head[16..]);
+        head[8..16].copy_from_slice(&h.to_le_bytes());
+        out.seek(SeekFrom::Start(0))?;
+        out.write_all(&head)?;
+        Ok(file_len as u64)
+    }
+}
+
+fn line(l: Option<u32>) -> Result<u32, Unfit> {
+    match l {
+        Some(NONE) => Err(Unfit::Unrepresentable),
+        Some(l) => Ok(l),
+        None => Ok(NONE),
+    }
+}
+
+/// Writes bytes on, keeping a hash of each [`CHUNK`].
+struct Chunked<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    hashes: Vec<u64>,
+}
+
+impl<W: Write> Chunked<W> {
+    fn put(&mut self, mut b: &[u8]) -> std::io::Result<()> {
+        while !b.is_empty() {
+            let n = (CHUNK - self.buf.len()).min(b.len());
+            self.buf.extend_from_slice(&b[..n]);
+            b = &b[n..];
+            if self.buf.len() == CHUNK {
+                self.flush_chunk()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_chunk(&mut self) -> std::io::Result<()> {
+        self.hashes.push(hash(&self.buf));
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn finish(mut self) -> std::io::Result<Vec<u64>> {
+        if !self.buf.is_empty() {
+            self.flush_chunk()?;
+        }
+        self.out.flush()?;
+        Ok(self.hashes)
+    }
+}

@@ -1,0 +1,274 @@
+//! Answering from a prepared index in place: the file is mapped, its small sections
+//! checked when opened, each chunk of the big ones when an answer first reads it.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::resolve::bytes::FileBytes;
+use crate::resolve::fasthash::Fast;
+use crate::resolve::types::{InlineFrame, Symbolized, Text};
+
+/// Why an index file is not used (said on one stderr line; the index is built again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rejected {
+    Unreadable(String),
+    NotAnIndex,
+    OtherVersion(u32),
+    Damaged(&'static str),
+    /// Built for another module.
+    Foreign,
+    /// A file it was built from has changed (or is gone).
+    Stale(String),
+}
+
+impl std::fmt::Display for Rejected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rejected::Unreadable(e) => write!(f, "not readable ({e})"),
+            Rejected::NotAnIndex => f.write_str("not an index file"),
+            Rejected::OtherVersion(v) => {
+                write!(f, "format version {v}, this program writes {VERSION}")
+            }
+            Rejected::Damaged(what) => write!(f, "damaged ({what})"),
+            Rejected::Foreign => f.write_str("built for another module"),
+            Rejected::Stale(p) => write!(f, "{p} changed since it was built"),
+        }
+    }
+}
+
+/// A chunk of a big section whose bytes do not match their hash (found by an answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Corrupt;
+
+pub struct Prepared {
+    data: FileBytes,
+    pub path: PathBuf,
+    pub meta: Meta,
+    dir: [(usize, usize); SECTIONS],
+    hashes: Vec<u64>,
+    sparse: Vec<u32>,
+    /// One bit per chunk of the big sections: checked already.
+    checked: RefCell<Vec<u64>>,
+}
+
+fn section_ok(dir: &[(usize, usize); SECTIONS], len: usize) -> bool {
+    let mut end = HEADER;
+    dir.iter().all(|&(o, l)| {
+        let ok = o == end && o.checked_add(l).is_some_and(|e| e <= len);
+        end = o.saturating_add(l);
+        ok
+    }) && end == len
+}
+
+impl Prepared {
+    /// Opens and checks `path` for the module `(debug_name, debug_id)`: its header,
+    /// directory and small sections against their hash, the counts against the sizes,
+    /// and every file it was built from against its stamp.
+    pub fn open(path: &Path, debug_name: &str, debug_id: &str) -> Result<Prepared, Rejected> {
+        let data = FileBytes::open(path).map_err(|e| Rejected::Unreadable(e.to_string()))?;
+        let b: &[u8] = &data;
+        if b.len() < HEADER || &b[..8] != MAGIC {
+            return Err(Rejected::NotAnIndex);
+        }
+        let version = le32(&b[16..]);
+        if version != VERSION {
+            return Err(Rejected::OtherVersion(version));
+        }
+        if le32(&b[20..]) as usize != SECTIONS || le64(&b[24..]) != b.len() as u64 {
+            return Err(Rejected::Damaged("its length"));
+        }
+        let mut dir = [(0usize, 0usize); SECTIONS];
+        for (k, d) in dir.iter_mut().enumerate() {
+            let at = 32 + k * 16;
+            let o = usize::try_from(le64(&b[at..])).map_err(|_| Rejected::Damaged("directory"))?;
+            let l =
+                usize::try_from(le64(&b[at + 8..])).map_err(|_| Rejected::Damaged("directory"))?;
+            *d = (o, l);
+        }
+        if !section_ok(&dir, b.len()) {
+            return Err(Rejected::Damaged("directory"));
+        }
+        let small_end = dir[ROWS].0;
+        if hash(&b[16..small_end]) != le64(&b[8..]) {
+            return Err(Rejected::Damaged("header hash"));
+        }
+        let part = |k: usize| &b[dir[k].0..dir[k].0 + dir[k].1];
+        let meta = Meta::from_json(part(META)).ok_or(Rejected::Damaged("metadata"))?;
+        if meta.debug_name != debug_name || meta.debug_id != debug_id {
+            return Err(Rejected::Foreign);
+        }
+        let count = |n: u64, size: usize| usize::try_from(n).ok().and_then(|n| n.checked_mul(size));
+        let data_len = b.len() - small_end;
+        let ok = count(meta.rows, ROW) == Some(dir[ROWS].1)
+            && count(meta.nodes, NODE) == Some(dir[NODES].1)
+            && count(meta.funcs, FUNC) == Some(dir[FUNCS].1)
+            && count(meta.strings, STRING) == Some(dir[STRINGS].1)
+            && dir[HASHES].1 == data_len.div_ceil(CHUNK) * 8
+            && dir[SPARSE].1 == (meta.rows as usize).div_ceil(ROWS_PER_BLOCK) * 4;
+        if !ok {
+            return Err(Rejected::Damaged("table sizes"));
+        }
+        if let Some(s) = meta.sources.iter().find(|s| !s.unchanged()) {
+            return Err(Rejected::Stale(s.path.clone()));
+        }
+        let hashes = part(HASHES).chunks_exact(8).map(le64).collect();
+        let sparse: Vec<u32> = part(SPARSE).chunks_exact(4).map(le32).collect();
+        if !sparse.is_sorted() {
+            return Err(Rejected::Damaged("block table"));
+        }
+        let chunks = data_len.div_ceil(CHUNK);
+        Ok(Prepared {
+            checked: RefCell::new(vec![0; chunks.div_ceil(64)]),
+            data,
+            path: path.to_path_buf(),
+            meta,
+            dir,
+            hashes,
+            sparse,
+        })
+    }
+
+    /// Bytes of memory held (the mapping's pages are the page cache's).
+    pub fn cost(&self) -> u64 {
+        (self.data.owned_len() + self.hashes.len() * 8 + self.sparse.len() * 4) as u64
+    }
+
+    /// `len` bytes at `at` of big section `k`, each chunk they touch checked first.
+    fn bytes(&self, k: usize, at: usize, len: usize) -> Result<&[u8], Corrupt> {
+        let (o, l) = self.dir[k];
+        let end = at.checked_add(len).filter(|&e| e <= l).ok_or(Corrupt)?;
+        let (from, to) = (o + at, o + end);
+        let base = self.dir[ROWS].0;
+        if len > 0 {
+            let mut checked = self.checked.borrow_mut();
+            for c in (from - base) / CHUNK..=(to - 1 - base) / CHUNK {
+                if checked[c / 64] >> (c % 64) & 1 == 1 {
+                    continue;
+                }
+                let s = base + c * CHUNK;
+                let e = (s + CHUNK).min(self.data.len());
+                if hash(&self.data[s..e]) != self.hashes[c] {
+                    return Err(Corrupt);
+                }
+                checked[c / 64] |= 1 << (c % 64);
+            }
+        }
+        Ok(&self.data[from..to])
+    }
+
+    /// The node of the row holding `offset`.
+    fn row(&self, offset: u64) -> Result<u32, Corrupt> {
+        let Ok(offset) = u32::try_from(offset) else {
+            return Ok(NONE);
+        };
+        let block = self.sparse.partition_point(|&s| s <= offset);
+        let Some(block) = block.checked_sub(1) else {
+            return Ok(NONE);
+        };
+        let first = block * ROWS_PER_BLOCK;
+        let n = (self.meta.rows as usize - first).min(ROWS_PER_BLOCK);
+        let rows = self.bytes(ROWS, first * ROW, n * ROW)?;
+        let start = |i: usize| le32(&rows[i * ROW..]);
+        let i = partition(n, |i| start(i) <= offset);
+        // The block's first row starts at its `SPARSE` entry: it holds `offset`.
+        let i = i.checked_sub(1).ok_or(Corrupt)?;
+        Ok(le32(&rows[i * ROW + 4..]))
+    }
+
+    fn text(&self, id: u32, memo: &mut HashMap<u32, Text, Fast>) -> Result<Text, Corrupt> {
+        if let Some(t) = memo.get(&id) {
+            return Ok(t.clone());
+        }
+        let e = self.bytes(STRINGS, id as usize * STRING, STRING)?;
+        let (at, len) = (le32(e) as usize, le32(&e[4..]) as usize);
+        let t: Text = std::str::from_utf8(self.bytes(BLOB, at, len)?)
+            .map_err(|_| Corrupt)?
+            .into();
+        memo.insert(id, t.clone());
+        Ok(t)
+    }
+
+    fn opt_text(
+        &self,
+        id: u32,
+        memo: &mut HashMap<u32, Text, Fast>,
+    ) -> Result<Option<Text>, Corrupt> {
+        (id != NONE).then(|| self.text(id, memo)).transpose()
+    }
+
+    /// The answer of node `node` without its function offset (0).
+    fn answer(&self, node: u32, memo: &mut Memo) -> Result<Symbolized, Corrupt> {
+        let mut inlines = Vec::new();
+        let mut n = node;
+        for _ in 0..MAX_DEPTH {
+            let b = self.bytes(NODES, n as usize * NODE, NODE)?;
+            let [parent, name, file, line] = [0, 4, 8, 12].map(|i| le32(&b[i..]));
+            let file = self.opt_text(file, &mut memo.texts)?;
+            let line = (line != NONE).then_some(line);
+            if parent == NONE {
+                let f = self.bytes(FUNCS, name as usize * FUNC, FUNC)?;
+                let (base, size, fname) = (le64(f), le64(&f[8..]), le32(&f[16..]));
+                return Ok(Symbolized {
+                    function: self.text(fname, &mut memo.texts)?,
+                    // The base, to be taken from the address.
+                    function_offset: base,
+                    function_size: (size != u64::MAX).then_some(size),
+                    file,
+                    line,
+                    inlines,
+                });
+            }
+            if parent >= n {
+                return Err(Corrupt);
+            }
+            inlines.push(InlineFrame {
+                function: self.opt_text(name, &mut memo.texts)?,
+                file,
+                line,
+            });
+            n = parent;
+        }
+        Err(Corrupt)
+    }
+
+    /// The answer at `offset`.
+    pub fn lookup(&self, offset: u64, memo: &mut Memo) -> Result<Option<Symbolized>, Corrupt> {
+        let node = self.row(offset)?;
+        if node == NONE {
+            return Ok(None);
+        }
+        let mut s = match memo.answers.get(&node) {
+            Some(s) => s.clone(),
+            None => {
+                let s = self.answer(node, memo)?;
+                memo.answers.insert(node, s.clone());
+                s
+            }
+        };
+        s.function_offset = offset.wrapping_sub(s.function_offset);
+        Ok(Some(s))
+    }
+}
+
+/// What one request's lookups share: texts and answers already read.
+#[derive(Default)]
+pub struct Memo {
+    texts: HashMap<u32, Text, Fast>,
+    answers: HashMap<u32, Symbolized, Fast>,
+}
+
+/// The first `i` in `0..n` for which `before(i)` is false (`before` true, then false).
+fn partition(n: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
