@@ -195,6 +195,11 @@ pub(crate) const MAX_RECURSION: u32 = 512;
 /// would overflow a 2 MiB thread there; this stops it first.
 const MAX_STACK_BYTES: usize = 1536 << 10;
 
+/// PATCH: the stack is measured (`MAX_STACK_BYTES`) only past this many levels:
+/// so few take at most about 200 KiB even unoptimized, and most names never go
+/// deeper, so they skip the check (it cost about 3 % of the time).
+const STACK_UNCHECKED_LEVELS: u32 = 32;
+
 /// PATCH: where the stack is now (the address of a local), to measure how much
 /// a parse or a print has taken since it began.
 #[inline(always)]
@@ -213,18 +218,29 @@ pub struct ParseContext {
     state: Cell<ParseContextState>,
     // PATCH: the stack position when parsing began (`MAX_STACK_BYTES`).
     stack_base: usize,
+    // PATCH: the first level where the limits are checked (`check_from`).
+    check_from: u32,
+}
+
+/// PATCH: the first recursion level where the recursion limit or the stack
+/// (`MAX_STACK_BYTES`) is checked: below, neither can be reached, so most levels
+/// take one comparison.
+fn check_from(max_recursion: u32) -> u32 {
+    max_recursion.min(STACK_UNCHECKED_LEVELS + 1)
 }
 
 impl ParseContext {
     /// Construct a new `ParseContext`.
     pub fn new(options: ParseOptions) -> ParseContext {
+        let max_recursion = options
+            .recursion_limit
+            .map(|v| v.get())
+            .unwrap_or(MAX_RECURSION);
         ParseContext {
-            max_recursion: options
-                .recursion_limit
-                .map(|v| v.get())
-                .unwrap_or(MAX_RECURSION),
+            max_recursion,
             state: Cell::new(ParseContextState::default()),
             stack_base: stack_position(),
+            check_from: check_from(max_recursion),
         }
     }
 
@@ -238,8 +254,9 @@ impl ParseContext {
         let mut state = self.state.get();
         let new_recursion_level = state.recursion_level + 1;
 
-        if new_recursion_level >= self.max_recursion
-            || stack_position().abs_diff(self.stack_base) > MAX_STACK_BYTES
+        if new_recursion_level >= self.check_from
+            && (new_recursion_level >= self.max_recursion
+                || stack_position().abs_diff(self.stack_base) > MAX_STACK_BYTES)
         {
             log!("Hit too much recursion at level {}", self.max_recursion);
             Err(error::Error::TooMuchRecursion)
@@ -677,6 +694,8 @@ where
     state: Cell<DemangleState>,
     // PATCH: the stack position when printing began (`MAX_STACK_BYTES`).
     stack_base: usize,
+    // PATCH: the first level where the limits are checked (`check_from`).
+    check_from: u32,
 }
 
 impl<'a, W> fmt::Write for DemangleContext<'a, W>
@@ -691,28 +710,61 @@ where
         log!("DemangleContext::write: '{}'", s);
 
         for b in s.bytes() {
-            match b {
-                b'(' | b'[' | b'{' => self.gt_is_gt += 1,
-                b')' | b']' | b'}' => self.gt_is_gt -= 1,
-                _ => {}
-            }
+            self.gt_is_gt += BRACKET_DEPTH[b as usize] as isize;
+        }
+        self.write_unbracketed(s)
+    }
+}
+
+/// PATCH: the last character of `s` (not empty), read directly when it is ASCII.
+#[inline]
+fn last_char(s: &str) -> Option<char> {
+    match s.as_bytes().last() {
+        Some(&b) if b.is_ascii() => Some(b as char),
+        _ => s.chars().last(),
+    }
+}
+
+/// PATCH: how a byte changes the depth of brackets (`gt_is_gt`): +1 for `(`, `[`,
+/// `{`, -1 for `)`, `]`, `}`, else 0 (a table: one load a byte, no branch).
+static BRACKET_DEPTH: [i8; 256] = {
+    let mut t = [0i8; 256];
+    t[b'(' as usize] = 1;
+    t[b'[' as usize] = 1;
+    t[b'{' as usize] = 1;
+    t[b')' as usize] = -1;
+    t[b']' as usize] = -1;
+    t[b'}' as usize] = -1;
+    t
+};
+
+impl<'a, W> DemangleContext<'a, W>
+where
+    W: 'a + DemangleWrite,
+{
+    /// PATCH: writes `s`, which holds no bracket (`gt_is_gt` unchanged): an
+    /// identifier's text (`Identifier`), without a scan of its bytes.
+    #[inline]
+    fn write_unbracketed(&mut self, s: &str) -> fmt::Result {
+        if s.is_empty() {
+            return Ok(());
         }
 
         if self.dry_run > 0 {
             self.dry_bytes += s.len();
-            self.last_char_written = s.chars().last();
+            self.last_char_written = last_char(s);
             return Ok(());
         }
 
         if let Some(text) = &mut self.capture {
             text.push_str(s);
-            self.last_char_written = s.chars().last();
+            self.last_char_written = last_char(s);
             self.bytes_written += s.len();
             return Ok(());
         }
 
         self.out.write_string(s).map(|_| {
-            self.last_char_written = s.chars().last();
+            self.last_char_written = last_char(s);
             self.bytes_written += s.len();
         })
     }
@@ -729,12 +781,13 @@ where
         options: DemangleOptions,
         out: &'a mut W,
     ) -> DemangleContext<'a, W> {
+        let max_recursion = options
+            .recursion_limit
+            .map(|v| v.get())
+            .unwrap_or(MAX_RECURSION);
         DemangleContext {
             subs: subs,
-            max_recursion: options
-                .recursion_limit
-                .map(|v| v.get())
-                .unwrap_or(MAX_RECURSION),
+            max_recursion,
             inner: vec![],
             input: input,
             source_name: None,
@@ -761,6 +814,7 @@ where
                 steps: 0,
             }),
             stack_base: stack_position(),
+            check_from: check_from(max_recursion),
         }
     }
 
@@ -774,9 +828,10 @@ where
         let mut state = self.state.get();
         let new_recursion_level = state.recursion_level + 1;
 
-        if new_recursion_level >= self.max_recursion
-            || state.steps >= MAX_DEMANGLE_STEPS
-            || stack_position().abs_diff(self.stack_base) > MAX_STACK_BYTES
+        if (new_recursion_level >= self.check_from || state.steps >= MAX_DEMANGLE_STEPS)
+            && (new_recursion_level >= self.max_recursion
+                || state.steps >= MAX_DEMANGLE_STEPS
+                || stack_position().abs_diff(self.stack_base) > MAX_STACK_BYTES)
         {
             log!("Hit too much recursion at level {}", self.max_recursion);
             Err(Default::default())
@@ -3353,11 +3408,11 @@ impl Parse for Identifier {
             return Err(error::Error::UnexpectedEnd);
         }
 
+        // PATCH: tested by byte (`is_digit(36)` of a byte is `is_ascii_alphanumeric`).
         let end = input
             .as_ref()
             .iter()
-            .map(|&c| c as char)
-            .take_while(|&c| c == '$' || c == '_' || c == '.' || c.is_digit(36))
+            .take_while(|&&c| c == b'$' || c == b'_' || c == b'.' || c.is_ascii_alphanumeric())
             .count();
 
         if end == 0 {
@@ -3408,10 +3463,33 @@ where
             }
         }
 
-        let source_name = String::from_utf8_lossy(ident);
-        ctx.set_source_name(self.start, self.end);
-        write!(ctx, "{}", source_name)?;
-        Ok(())
+        // PATCH: the identifier is written directly, not through `fmt` after a
+        // lossy copy and a second UTF-8 check: `Identifier::parse` took only `$`,
+        // `_`, `.` and ASCII letters and digits, so it is ASCII with no bracket.
+        match ascii_str(ident) {
+            Some(text) => {
+                ctx.source_name = Some(text);
+                ctx.write_unbracketed(text)
+            }
+            None => {
+                let source_name = String::from_utf8_lossy(ident);
+                ctx.set_source_name(self.start, self.end);
+                write!(ctx, "{}", source_name)
+            }
+        }
+    }
+}
+
+/// PATCH: `bytes` as text when it is ASCII, checked faster than by `str::from_utf8`
+/// (an identifier's few bytes: the general check cost as much as printing them).
+#[inline]
+fn ascii_str(bytes: &[u8]) -> Option<&str> {
+    if bytes.is_ascii() {
+        #[allow(unsafe_code)]
+        // SAFETY: ASCII bytes are valid UTF-8.
+        Some(unsafe { str::from_utf8_unchecked(bytes) })
+    } else {
+        None
     }
 }
 
@@ -9354,11 +9432,20 @@ fn parse_number(base: u32, allow_signed: bool, mut input: IndexStr) -> Result<(i
         false
     };
 
+    // PATCH: digits read by byte, the value accumulated as they are (upstream
+    // tested each as a `char` for Unicode properties, then called
+    // `from_str_radix`): a decimal digit, or in base 36 an uppercase letter.
+    let digit = |c: u8| -> Option<u32> {
+        match c {
+            b'0'..=b'9' if u32::from(c - b'0') < base => Some(u32::from(c - b'0')),
+            b'A'..=b'Z' if u32::from(c - b'A') + 10 < base => Some(u32::from(c - b'A') + 10),
+            _ => None,
+        }
+    };
     let num_numeric = input
         .as_ref()
         .iter()
-        .map(|&c| c as char)
-        .take_while(|c| c.is_digit(base) && (c.is_numeric() || c.is_uppercase()))
+        .take_while(|&&c| digit(c).is_some())
         .count();
     if num_numeric == 0 {
         return Err(error::Error::UnexpectedText);
@@ -9373,13 +9460,14 @@ fn parse_number(base: u32, allow_signed: bool, mut input: IndexStr) -> Result<(i
         return Err(error::Error::UnexpectedText);
     }
 
-    let head = unsafe {
-        // Safe because we know we only have valid numeric chars in this
-        // slice, which are valid UTF-8.
-        str::from_utf8_unchecked(head)
-    };
-
-    let mut number = isize::from_str_radix(head, base).map_err(|_| error::Error::Overflow)?;
+    let mut number: isize = 0;
+    for &c in head {
+        let d = digit(c).unwrap_or(0) as isize;
+        number = number
+            .checked_mul(base as isize)
+            .and_then(|n| n.checked_add(d))
+            .ok_or(error::Error::Overflow)?;
+    }
     if num_is_negative {
         number = -number;
     }
