@@ -5,7 +5,7 @@
 
 use std::cell::{Cell, OnceCell};
 
-use super::prepared::{Memo, Prepared};
+use super::prepared::{INDEXED_END, Memo, Prepared};
 use super::types::{LoadError, LoadErrorKind, Symbolized};
 use super::{Module, NoEdges};
 
@@ -70,7 +70,9 @@ impl Indexed {
         let mut from = 0;
         if !self.broken.get() {
             let mut memo = Memo::default();
-            while from < offsets.len() {
+            // Ascending: those past what the index holds come last, from the files.
+            let end = offsets.partition_point(|&o| o < INDEXED_END);
+            while from < end {
                 match self.index.lookup(offsets[from], &mut memo) {
                     Ok(s) => found(from, s),
                     Err(_) => {

@@ -22,7 +22,7 @@ use std::time::Instant;
 use super::memo::LoadedModule;
 use crate::resolve::indexed::{Indexed, Reopen};
 use crate::resolve::prepared::build::{Builder, Unfit};
-use crate::resolve::prepared::{MAGIC, Meta, Prepared, Source};
+use crate::resolve::prepared::{INDEXED_END, MAGIC, Meta, Prepared, Source};
 use crate::resolve::{Module, Symbolized};
 use crate::shared::debugid::DebugId;
 
@@ -276,11 +276,14 @@ impl IndexCache {
                     };
                     return Ok(false);
                 }
-                // Offset 0 too: nothing before the first edge answers, which the first
-                // run's check confirms.
+                // Offset 0 too: the first run starts there. The last one ends at
+                // `INDEXED_END`, past which the module's files answer.
                 job.edges.push(0);
                 job.edges.sort_unstable();
                 job.edges.dedup();
+                if job.edges.last().is_some_and(|&e| e >= INDEXED_END) {
+                    return Err(Unfit::TooBig.to_string());
+                }
                 u32::try_from(job.edges.len()).map_err(|_| Unfit::TooBig.to_string())?;
                 let mut order: Vec<(usize, u32)> = job
                     .edges
@@ -323,11 +326,9 @@ impl IndexCache {
         for &i in these {
             let e = edges[i as usize];
             asked.push(e);
-            match edges.get(i as usize + 1) {
-                Some(&next) if next - 1 > e => asked.push(next - 1),
-                Some(_) => {}
-                // After the last edge: nothing answers (checked at the edge itself).
-                None => {}
+            let next = edges.get(i as usize + 1).copied().unwrap_or(INDEXED_END);
+            if next - 1 > e {
+                asked.push(next - 1);
             }
         }
         asked.sort_unstable();
@@ -344,23 +345,18 @@ impl IndexCache {
         for &i in these {
             let e = edges[i as usize];
             let here = at(e);
-            let same = match edges.get(i as usize + 1) {
-                Some(&next) => {
-                    let last = at(next - 1);
-                    match (here, last) {
-                        (None, None) => true,
-                        (Some(a), Some(b)) => {
-                            b.function_offset.wrapping_sub(a.function_offset) == next - 1 - e
-                                && a.function == b.function
-                                && a.function_size == b.function_size
-                                && a.file == b.file
-                                && a.line == b.line
-                                && a.inlines == b.inlines
-                        }
-                        _ => false,
-                    }
+            let next = edges.get(i as usize + 1).copied().unwrap_or(INDEXED_END);
+            let same = match (here, at(next - 1)) {
+                (None, None) => true,
+                (Some(a), Some(b)) => {
+                    b.function_offset.wrapping_sub(a.function_offset) == next - 1 - e
+                        && a.function == b.function
+                        && a.function_size == b.function_size
+                        && a.file == b.file
+                        && a.line == b.line
+                        && a.inlines == b.inlines
                 }
-                None => here.is_none(),
+                _ => false,
             };
             if !same {
                 return Err(Unfit::Disagrees { at: e }.to_string());

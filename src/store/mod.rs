@@ -412,8 +412,19 @@ impl SymbolStore {
         })
     }
 
-    /// Whether prepared indexes are left to build (idle-time work).
-    pub fn has_index_work(&self) -> bool {
+    /// Whether prepared indexes are left to build (idle-time work). An index found
+    /// damaged since is queued to be written again (once per run).
+    pub fn has_index_work(&mut self) -> bool {
+        for e in &self.cache {
+            if let Module::Indexed(m) = &**e.module
+                && m.is_broken()
+                && let Some((path, _)) = &e.source
+            {
+                let stamp = crate::resolve::prepared::Source::of(path);
+                self.index
+                    .offer(&e.debug_name, &e.breakpad_id, path, stamp, &e.module);
+            }
+        }
         self.index.has_work()
     }
 

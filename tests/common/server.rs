@@ -125,6 +125,9 @@ impl Server {
             // A developer's settings must not send tests to the network.
             .env_remove("DEBUGINFOD_URLS")
             .env_remove("_NT_SYMBOL_PATH")
+            // No prepared indexes in the user's cache folder, and no idle-time indexing
+            // unless a test asks (tests/index.rs).
+            .env("PROFILER_SYMBOL_SERVER_NO_INDEX_CACHE", "1")
             .envs(l.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

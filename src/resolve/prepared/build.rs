@@ -2,7 +2,7 @@
 //! layout): each answer becomes a chain of shared frames, each text is kept once.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::io::{Seek, SeekFrom, Write};
 
 use super::*;
@@ -36,7 +36,8 @@ impl std::fmt::Display for Unfit {
 
 #[derive(Default)]
 pub struct Builder {
-    rows: Vec<(u32, u32)>,
+    /// (start, chain, line of the innermost frame).
+    rows: Vec<(u32, u32, u32)>,
     nodes: Vec<[u32; 4]>,
     node_ids: HashMap<[u32; 4], u32, Fast>,
     funcs: Vec<(u64, u64, u32)>,
@@ -60,15 +61,17 @@ impl Builder {
     /// The answer from module offset `start` up to the next row's start.
     pub fn add(&mut self, start: u64, answer: Option<&Symbolized>) -> Result<(), Unfit> {
         let start = u32::try_from(start).map_err(|_| Unfit::TooBig)?;
-        let node = match answer {
-            None => NONE,
+        let (chain, line) = match answer {
+            None => (NONE, NONE),
             Some(s) => self.answer(start, s)?,
         };
-        self.rows.push((start, node));
+        self.rows.push((start, chain, line));
         Ok(())
     }
 
-    fn answer(&mut self, start: u32, s: &Symbolized) -> Result<u32, Unfit> {
+    /// The answer's chain of frames, the innermost without its line, and that line: rows
+    /// of one function and inline chain then share their chain.
+    fn answer(&mut self, start: u32, s: &Symbolized) -> Result<(u32, u32), Unfit> {
         let base = u64::from(start).wrapping_sub(s.function_offset);
         let name = self.text(&s.function)?;
         let size = s.function_size.unwrap_or(u64::MAX);
@@ -82,13 +85,23 @@ impl Builder {
             self.funcs.push((base, size, name));
         }
         let file = self.opt_text(s.file.as_deref())?;
-        let mut node = self.node([NONE, func, file, line(s.line)?])?;
-        for inl in s.inlines.iter().rev() {
+        let innermost = s.inlines.len();
+        let mut own_line = line(s.line)?;
+        let outer_line = if innermost == 0 { NONE } else { own_line };
+        let mut node = self.node([NONE, func, file, outer_line])?;
+        for (k, inl) in s.inlines.iter().enumerate().rev() {
             let name = self.opt_text(inl.function.as_deref())?;
             let file = self.opt_text(inl.file.as_deref())?;
-            node = self.node([node, name, file, line(inl.line)?])?;
+            let l = line(inl.line)?;
+            let kept = if k == 0 {
+                own_line = l;
+                NONE
+            } else {
+                l
+            };
+            node = self.node([node, name, file, kept])?;
         }
-        Ok(node)
+        Ok((node, own_line))
     }
 
     fn node(&mut self, n: [u32; 4]) -> Result<u32, Unfit> {
@@ -106,9 +119,7 @@ impl Builder {
     }
 
     fn text(&mut self, t: &str) -> Result<u32, Unfit> {
-        let mut h = Fast::default().build_hasher();
-        t.hash(&mut h);
-        let key = h.finish();
+        let key = Fast::default().hash_one(t);
         if let Some(&id) = self.string_ids.get(&key) {
             let (at, len) = self.strings[id as usize];
             if &self.blob[at as usize..(at + len) as usize] == t.as_bytes() {
@@ -129,26 +140,30 @@ impl Builder {
     /// answer before it dropped. Returns the bytes written.
     pub fn write(mut self, mut meta: Meta, out: &mut std::fs::File) -> std::io::Result<u64> {
         self.rows.sort_unstable_by_key(|r| r.0);
-        self.rows.dedup_by(|later, earlier| later.1 == earlier.1);
+        self.rows
+            .dedup_by(|later, earlier| (later.1, later.2) == (earlier.1, earlier.2));
         meta.rows = self.rows.len() as u64;
         meta.nodes = self.nodes.len() as u64;
         meta.funcs = self.funcs.len() as u64;
         meta.strings = self.strings.len() as u64;
         let meta = meta.to_json();
+        let (rows, sparse) = encode_rows(&self.rows);
+        if u32::try_from(rows.len()).is_err() {
+            return Err(std::io::Error::other(Unfit::TooBig.to_string()));
+        }
         let lens = [
-            self.rows.len() * ROW,
+            rows.len(),
             self.nodes.len() * NODE,
             self.funcs.len() * FUNC,
             self.strings.len() * STRING,
             self.blob.len(),
         ];
         let data_len: usize = lens.iter().sum();
-        let sparse: Vec<u32> = self.rows.chunks(ROWS_PER_BLOCK).map(|c| c[0].0).collect();
         let hashes_len = data_len.div_ceil(CHUNK) * 8;
         let mut dir = [(0usize, 0usize); SECTIONS];
         dir[META] = (HEADER, meta.len());
         dir[HASHES] = (dir[META].0 + dir[META].1, hashes_len);
-        dir[SPARSE] = (dir[HASHES].0 + hashes_len, sparse.len() * 4);
+        dir[SPARSE] = (dir[HASHES].0 + hashes_len, sparse.len() * SPARSE_ENTRY);
         let mut at = dir[SPARSE].0 + dir[SPARSE].1;
         for (k, &len) in lens.iter().enumerate() {
             dir[ROWS + k] = (at, len);
@@ -163,10 +178,7 @@ impl Builder {
             buf: Vec::with_capacity(CHUNK),
             hashes: Vec::with_capacity(hashes_len / 8),
         };
-        for &(start, node) in &self.rows {
-            w.put(&start.to_le_bytes())?;
-            w.put(&node.to_le_bytes())?;
-        }
+        w.put(&rows)?;
         for n in &self.nodes {
             for v in n {
                 w.put(&v.to_le_bytes())?;
@@ -199,8 +211,9 @@ impl Builder {
         for h in &hashes {
             head.extend_from_slice(&h.to_le_bytes());
         }
-        for s in &sparse {
-            head.extend_from_slice(&s.to_le_bytes());
+        for &(start, at) in &sparse {
+            head.extend_from_slice(&start.to_le_bytes());
+            head.extend_from_slice(&at.to_le_bytes());
         }
         let h = hash(&head[16..]);
         head[8..16].copy_from_slice(&h.to_le_bytes());
@@ -208,6 +221,46 @@ impl Builder {
         out.write_all(&head)?;
         Ok(file_len as u64)
     }
+}
+
+/// The rows in blocks of [`ROWS_PER_BLOCK`], and each block's (first start, byte offset).
+/// A block's first row is (chain, line + 1) as varints (its start is the block's); each
+/// next one (start - previous start, then chain and line + 1 as zigzag differences from
+/// the previous row's): some 3 to 4 bytes a row.
+fn encode_rows(rows: &[(u32, u32, u32)]) -> (Vec<u8>, Vec<(u32, u32)>) {
+    let mut out = Vec::with_capacity(rows.len() * 4);
+    let mut sparse = Vec::with_capacity(rows.len().div_ceil(ROWS_PER_BLOCK));
+    for block in rows.chunks(ROWS_PER_BLOCK) {
+        sparse.push((block[0].0, out.len() as u32));
+        let (mut start, mut chain, mut line) = (block[0].0, 0u32, 0u32);
+        for (k, &(s, c, l)) in block.iter().enumerate() {
+            let l1 = l.wrapping_add(1);
+            if k == 0 {
+                varint(&mut out, u64::from(c.wrapping_add(1)));
+                varint(&mut out, u64::from(l1));
+            } else {
+                varint(&mut out, u64::from(s - start));
+                varint(&mut out, zigzag(c.wrapping_add(1), chain));
+                varint(&mut out, zigzag(l1, line));
+            }
+            (start, chain, line) = (s, c.wrapping_add(1), l1);
+        }
+    }
+    (out, sparse)
+}
+
+/// `now - before` as a zigzag number (small either way).
+fn zigzag(now: u32, before: u32) -> u64 {
+    let d = i64::from(now) - i64::from(before);
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 fn line(l: Option<u32>) -> Result<u32, Unfit> {

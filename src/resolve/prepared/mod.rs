@@ -22,10 +22,14 @@
 //!
 //! - `META`: JSON: debug name and ID, the files read and their stamps, warnings, counts;
 //! - `HASHES`: a hash of each 64 KiB chunk of the big sections (from `ROWS` to the end);
-//! - `SPARSE`: the first address of each block of [`ROWS_PER_BLOCK`] rows (u32);
-//! - `ROWS`: (start u32, node u32), sorted by start: the answer from `start` to the next;
+//! - `SPARSE`: (first start u32, byte offset in `ROWS` u32) of each block of
+//!   [`ROWS_PER_BLOCK`] rows;
+//! - `ROWS`: (start, chain, line) sorted by start, varints (`build::encode_rows`): from
+//!   `start` to the next row, the answer is the frames of node `chain` with `line` as its
+//!   innermost frame's line;
 //! - `NODES`: (parent u32, name u32, file u32, line u32): a frame; the outer frame has no
-//!   parent and names a function of `FUNCS`, an inlined one names a string;
+//!   parent and names a function of `FUNCS`, an inlined one names a string; the
+//!   innermost frame of a chain has no line of its own (the row has it);
 //! - `FUNCS`: (base u64, size u64, name u32, 0 u32): the function offset is the address
 //!   minus `base`;
 //! - `STRINGS`: (offset u32, length u32) into `BLOB`; `BLOB`: UTF-8 texts.
@@ -55,12 +59,18 @@ const STRINGS: usize = 6;
 const BLOB: usize = 7;
 
 const CHUNK: usize = 1 << 16;
-/// Rows per block of `SPARSE`: 64 KiB of rows, one chunk to check per search.
-pub const ROWS_PER_BLOCK: usize = 8192;
-const ROW: usize = 8;
+/// Rows per block of `SPARSE`: a search decodes half a block on average (a fraction
+/// of a microsecond), and the table costs a fraction of a byte per row.
+pub const ROWS_PER_BLOCK: usize = 64;
+/// A `SPARSE` entry: (first start u32, byte offset of the block in `ROWS` u32).
+const SPARSE_ENTRY: usize = 8;
 const NODE: usize = 16;
 const FUNC: usize = 24;
 const STRING: usize = 8;
+
+/// Offsets the index answers are below this (rows hold u32 starts); the module's files
+/// answer the others, which no real module has.
+pub const INDEXED_END: u64 = 1 << 32;
 
 /// No value (no parent, no name, no file, no line, no answer).
 pub const NONE: u32 = u32::MAX;

@@ -48,7 +48,8 @@ pub struct Prepared {
     pub meta: Meta,
     dir: [(usize, usize); SECTIONS],
     hashes: Vec<u64>,
-    sparse: Vec<u32>,
+    /// (first start, byte offset in `ROWS`) of each block of rows.
+    sparse: Vec<(u32, u32)>,
     /// One bit per chunk of the big sections: checked already.
     checked: RefCell<Vec<u64>>,
 }
@@ -101,12 +102,12 @@ impl Prepared {
         }
         let count = |n: u64, size: usize| usize::try_from(n).ok().and_then(|n| n.checked_mul(size));
         let data_len = b.len() - small_end;
-        let ok = count(meta.rows, ROW) == Some(dir[ROWS].1)
-            && count(meta.nodes, NODE) == Some(dir[NODES].1)
+        let ok = count(meta.nodes, NODE) == Some(dir[NODES].1)
             && count(meta.funcs, FUNC) == Some(dir[FUNCS].1)
             && count(meta.strings, STRING) == Some(dir[STRINGS].1)
             && dir[HASHES].1 == data_len.div_ceil(CHUNK) * 8
-            && dir[SPARSE].1 == (meta.rows as usize).div_ceil(ROWS_PER_BLOCK) * 4;
+            && count(meta.rows.div_ceil(ROWS_PER_BLOCK as u64), SPARSE_ENTRY)
+                == Some(dir[SPARSE].1);
         if !ok {
             return Err(Rejected::Damaged("table sizes"));
         }
@@ -114,8 +115,12 @@ impl Prepared {
             return Err(Rejected::Stale(s.path.clone()));
         }
         let hashes = part(HASHES).chunks_exact(8).map(le64).collect();
-        let sparse: Vec<u32> = part(SPARSE).chunks_exact(4).map(le32).collect();
-        if !sparse.is_sorted() {
+        let sparse: Vec<(u32, u32)> = part(SPARSE)
+            .chunks_exact(SPARSE_ENTRY)
+            .map(|e| (le32(e), le32(&e[4..])))
+            .collect();
+        let rows_len = dir[ROWS].1 as u64;
+        if !sparse.is_sorted() || sparse.last().is_some_and(|b| u64::from(b.1) >= rows_len) {
             return Err(Rejected::Damaged("block table"));
         }
         let chunks = data_len.div_ceil(CHUNK);
@@ -158,23 +163,42 @@ impl Prepared {
         Ok(&self.data[from..to])
     }
 
-    /// The node of the row holding `offset`.
-    fn row(&self, offset: u64) -> Result<u32, Corrupt> {
+    /// The (chain, line) of the row holding `offset` (below [`INDEXED_END`]).
+    fn row(&self, offset: u64) -> Result<(u32, u32), Corrupt> {
         let Ok(offset) = u32::try_from(offset) else {
-            return Ok(NONE);
+            return Ok((NONE, NONE));
         };
-        let block = self.sparse.partition_point(|&s| s <= offset);
+        let block = self.sparse.partition_point(|s| s.0 <= offset);
         let Some(block) = block.checked_sub(1) else {
-            return Ok(NONE);
+            return Ok((NONE, NONE));
         };
-        let first = block * ROWS_PER_BLOCK;
-        let n = (self.meta.rows as usize - first).min(ROWS_PER_BLOCK);
-        let rows = self.bytes(ROWS, first * ROW, n * ROW)?;
-        let start = |i: usize| le32(&rows[i * ROW..]);
-        let i = partition(n, |i| start(i) <= offset);
-        // The block's first row starts at its `SPARSE` entry: it holds `offset`.
-        let i = i.checked_sub(1).ok_or(Corrupt)?;
-        Ok(le32(&rows[i * ROW + 4..]))
+        let from = self.sparse[block].1 as usize;
+        let to = self
+            .sparse
+            .get(block + 1)
+            .map_or(self.dir[ROWS].1, |b| b.1 as usize);
+        let n = (self.meta.rows - (block * ROWS_PER_BLOCK) as u64).min(ROWS_PER_BLOCK as u64);
+        let mut b = self.bytes(ROWS, from, to.checked_sub(from).ok_or(Corrupt)?)?;
+        let mut start = self.sparse[block].0;
+        let mut chain = varint(&mut b)?;
+        let mut line = varint(&mut b)?;
+        for _ in 1..n {
+            let s = start
+                .checked_add(u32::try_from(varint(&mut b)?).map_err(|_| Corrupt)?)
+                .ok_or(Corrupt)?;
+            if s > offset {
+                break;
+            }
+            start = s;
+            chain = unzigzag(chain, varint(&mut b)?)?;
+            line = unzigzag(line, varint(&mut b)?)?;
+        }
+        let back = |v: u64| {
+            u32::try_from(v)
+                .map(|v| v.wrapping_sub(1))
+                .map_err(|_| Corrupt)
+        };
+        Ok((back(chain)?, back(line)?))
     }
 
     fn text(&self, id: u32, memo: &mut HashMap<u32, Text, Fast>) -> Result<Text, Corrupt> {
@@ -235,7 +259,7 @@ impl Prepared {
 
     /// The answer at `offset`.
     pub fn lookup(&self, offset: u64, memo: &mut Memo) -> Result<Option<Symbolized>, Corrupt> {
-        let node = self.row(offset)?;
+        let (node, line) = self.row(offset)?;
         if node == NONE {
             return Ok(None);
         }
@@ -248,6 +272,11 @@ impl Prepared {
             }
         };
         s.function_offset = offset.wrapping_sub(s.function_offset);
+        let line = (line != NONE).then_some(line);
+        match s.inlines.first_mut() {
+            Some(innermost) => innermost.line = line,
+            None => s.line = line,
+        }
         Ok(Some(s))
     }
 }
@@ -259,16 +288,26 @@ pub struct Memo {
     answers: HashMap<u32, Symbolized, Fast>,
 }
 
-/// The first `i` in `0..n` for which `before(i)` is false (`before` true, then false).
-fn partition(n: usize, before: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if before(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
+/// A LEB128 number taken from the front of `b`.
+fn varint(b: &mut &[u8]) -> Result<u64, Corrupt> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = b.split_first().ok_or(Corrupt)?;
+        *b = rest;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Ok(v);
         }
     }
-    lo
+    Err(Corrupt)
+}
+
+/// `before` plus the zigzag difference `z`.
+fn unzigzag(before: u64, z: u64) -> Result<u64, Corrupt> {
+    let d = (z >> 1) as i64 ^ -((z & 1) as i64);
+    let sum = i64::try_from(before)
+        .map_err(|_| Corrupt)?
+        .checked_add(d)
+        .ok_or(Corrupt)?;
+    u64::try_from(sum).map_err(|_| Corrupt)
 }
