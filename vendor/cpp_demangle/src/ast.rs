@@ -5375,6 +5375,10 @@ where
         scope: Option<ArgScopeStack<'prev, 'subs>>,
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
+        // PATCH: what is pending on the inner stack (the `&` of `decltype(…)&`) is
+        // not the expression's: a function pointer type in it took it
+        // (`static_cast<int (*&)()>` for `static_cast<int (*)()>`).
+        inner_barrier!(ctx);
 
         ctx.push_demangle_node(DemangleNodeType::TemplateParam);
         let ret = match *self {

@@ -488,3 +488,23 @@ fn greater_in_parentheses_only_inside_template_args() {
         ("_Z1fIiEN1AIXgtLi1ELi0EEE1tEv", "A<(1 > 0)>::t f<int>()"),
     ]);
 }
+
+#[test]
+fn a_reference_to_decltype_keeps_its_qualifiers_out_of_the_expression() {
+    // A function pointer type inside the `decltype(…)` took the pending `&`
+    // (`(int (*&)())(nullptr)`), as in range-v3's `join_view::cursor` requirements.
+    check(&[
+        (
+            "_Z1fIiEvRDTcvPFivELDnEE",
+            "void f<int>(decltype((int (*)())(nullptr))&)",
+        ),
+        (
+            "_Z1fIiEvOKDTcvPFRivELDnEE",
+            "void f<int>(decltype((int& (*)())(nullptr)) const&&)",
+        ),
+        (
+            "_Z1fIiEDTcl7declvalIRDTcvPFivELDnEEEEEv",
+            "decltype(declval<decltype((int (*)())(nullptr))&>()) f<int>()",
+        ),
+    ]);
+}
