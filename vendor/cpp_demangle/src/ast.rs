@@ -992,11 +992,12 @@ where
             Ok(None) => {
                 self.pack_index = Some(0);
                 self.pack_max = None;
-                pack.demangle(self, scope).and_then(|_| write!(self, "..."))
+                pack.demangle(self, scope)
+                    .and_then(|_| self.write_str("..."))
             }
             Ok(Some(n)) => (0..n).try_for_each(|i| {
                 if i > 0 {
-                    write!(self, ", ")?;
+                    self.write_str(", ")?;
                 }
                 self.pack_index = Some(i);
                 self.pack_max = Some(n);
@@ -1023,7 +1024,7 @@ where
                 }
             }
             if need_comma {
-                write!(self, ", ")?;
+                self.write_str(", ")?;
             }
             expr.demangle(self, scope)?;
             need_comma = true;
@@ -1429,27 +1430,27 @@ where
                 ctx.ensure_space()?;
             }
 
-            write!(ctx, "(")?;
+            ctx.write_str("(")?;
         }
 
         ctx.demangle_inner_prefixes(scope)?;
 
         if needs_paren {
-            write!(ctx, ")")?;
+            ctx.write_str(")")?;
         }
 
-        write!(ctx, "(")?;
+        ctx.write_str("(")?;
 
         // To maintain compatibility with libiberty, print `()` instead of
         // `(void)` for functions that take no arguments.
         if self.len() == 1 && self[0].is_void() {
-            write!(ctx, ")")?;
+            ctx.write_str(")")?;
             return Ok(());
         }
 
         // Only the first param should have `this`.
         if ctx.is_explicit_obj_param {
-            write!(ctx, "this ")?;
+            ctx.write_str("this ")?;
             ctx.is_explicit_obj_param = false;
         }
 
@@ -1460,13 +1461,13 @@ where
                 continue;
             }
             if need_comma {
-                write!(ctx, ", ")?;
+                ctx.write_str(", ")?;
             }
             arg.demangle(ctx, scope)?;
             need_comma = true;
         }
 
-        write!(ctx, ")")?;
+        ctx.write_str(")")?;
 
         ctx.demangle_inners(scope)
     }
@@ -1574,7 +1575,7 @@ macro_rules! define_handle {
                     $typename::WellKnown(ref comp) => comp.demangle(ctx, scope),
                     // PATCH: a generic lambda's own parameter (see `mark_lambda_auto`).
                     $typename::BackReference(idx) if ctx.subs.is_lambda_auto(idx) => {
-                        write!(ctx, "auto")
+                        ctx.write_str("auto")
                     }
                     $typename::BackReference(idx) => ctx.subs[idx].demangle(ctx, scope),
                     $(
@@ -1692,7 +1693,8 @@ macro_rules! define_vocabulary {
             ) -> fmt::Result {
                 let ctx = try_begin_demangle!(self, ctx, scope);
 
-                write!(ctx, "{}", match *self {
+                // PATCH: written directly, not through `fmt`.
+                ctx.write_str(match *self {
                     $(
                         $typename::$variant => $printable
                     ),*
@@ -1830,16 +1832,16 @@ where
                 enc.demangle(ctx, scope)?;
                 if !cs.is_empty() && ctx.show_params {
                     // PATCH: all the suffixes in one pair of parentheses.
-                    write!(ctx, " (")?;
+                    ctx.write_str(" (")?;
                     for clone_suffix in cs {
                         clone_suffix.demangle(ctx, scope)?;
                     }
-                    write!(ctx, ")")?;
+                    ctx.write_str(")")?;
                 }
                 Ok(())
             }
             MangledName::BlockInvoke(ref enc, _) => {
-                write!(ctx, "invocation function for block in ")?;
+                ctx.write_str("invocation function for block in ")?;
                 enc.demangle(ctx, scope)?;
                 Ok(())
             }
@@ -1959,7 +1961,7 @@ where
                             }
                         } else {
                             fun_ty.0[0].demangle(ctx, scope)?;
-                            write!(ctx, " ")?;
+                            ctx.write_str(" ")?;
                         }
                     }
 
@@ -1976,7 +1978,7 @@ where
                     }
                     // PATCH: ` requires C<int>` after the parameters, as LLVM writes it.
                     if let Some(requires) = requires {
-                        write!(ctx, " requires ")?;
+                        ctx.write_str(" requires ")?;
                         let was = core::mem::replace(&mut ctx.in_requires, true);
                         let r = requires.demangle(ctx, scope);
                         ctx.in_requires = was;
@@ -2191,11 +2193,11 @@ where
         ctx.show_params = true;
         let ret = match *self {
             GlobalCtorDtor::Ctor(ref name) => {
-                write!(ctx, "global constructors keyed to ")?;
+                ctx.write_str("global constructors keyed to ")?;
                 name.demangle(ctx, scope)
             }
             GlobalCtorDtor::Dtor(ref name) => {
-                write!(ctx, "global destructors keyed to ")?;
+                ctx.write_str("global destructors keyed to ")?;
                 name.demangle(ctx, scope)
             }
         };
@@ -2365,7 +2367,7 @@ where
         match *self {
             UnscopedName::Unqualified(ref unqualified) => unqualified.demangle(ctx, scope),
             UnscopedName::Std(ref std) => {
-                write!(ctx, "std::")?;
+                ctx.write_str("std::")?;
                 std.demangle(ctx, scope)
             }
         }
@@ -2981,7 +2983,7 @@ where
             Prefix::Unqualified(ref unqualified) => unqualified.demangle(ctx, scope),
             Prefix::Nested(ref prefix, ref unqualified) => {
                 demangle_scope_of(ctx, scope, prefix, unqualified)?;
-                write!(ctx, "::")?;
+                ctx.write_str("::")?;
                 unqualified.demangle(ctx, scope)
             }
             Prefix::Template(ref prefix, ref args) => {
@@ -2994,7 +2996,7 @@ where
             Prefix::Decltype(ref dt) => dt.demangle(ctx, scope),
             Prefix::DataMember(ref prefix, ref member) => {
                 prefix.demangle(ctx, scope)?;
-                write!(ctx, "::")?;
+                ctx.write_str("::")?;
                 member.demangle(ctx, scope)
             }
         };
@@ -3147,7 +3149,7 @@ where
         ctx.push_demangle_node(DemangleNodeType::UnqualifiedName);
         let ret = match *self {
             UnqualifiedName::Operator(ref op_name, ref abi_tags) => {
-                write!(ctx, "operator")?;
+                ctx.write_str("operator")?;
                 op_name.demangle(ctx, scope)?;
                 abi_tags.demangle(ctx, scope)
             }
@@ -3169,7 +3171,7 @@ where
                 abi_tags.demangle(ctx, scope)
             }
             UnqualifiedName::Friend(ref name) => {
-                write!(ctx, "friend ")?;
+                ctx.write_str("friend ")?;
                 name.demangle(ctx, scope)
             }
         };
@@ -3372,9 +3374,9 @@ where
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
 
-        write!(ctx, "[abi:")?;
+        ctx.write_str("[abi:")?;
         self.0.demangle(ctx, scope)?;
-        write!(ctx, "]")
+        ctx.write_str("]")
     }
 }
 
@@ -3454,7 +3456,7 @@ where
 
             match (first, second) {
                 (b'.', b'N') | (b'_', b'N') | (b'$', b'N') => {
-                    write!(ctx, "(anonymous namespace)")?;
+                    ctx.write_str("(anonymous namespace)")?;
                     return Ok(());
                 }
                 _ => {
@@ -4101,7 +4103,7 @@ where
             | CtorDtorName::CompleteDestructor
             | CtorDtorName::BaseDestructor
             | CtorDtorName::MaybeInChargeDestructor => {
-                write!(ctx, "~")?;
+                ctx.write_str("~")?;
                 leaf.demangle_as_leaf(ctx)
             }
         }
@@ -4469,17 +4471,17 @@ where
             }
             Type::Complex(ref ty) => {
                 ty.demangle(ctx, scope)?;
-                write!(ctx, " complex")?;
+                ctx.write_str(" complex")?;
                 Ok(())
             }
             Type::Imaginary(ref ty) => {
                 ty.demangle(ctx, scope)?;
-                write!(ctx, " imaginary")?;
+                ctx.write_str(" imaginary")?;
                 Ok(())
             }
             Type::VendorExtension(ref name, ref template_args, ref ty) => {
                 ty.demangle(ctx, scope)?;
-                write!(ctx, " ")?;
+                ctx.write_str(" ")?;
                 name.demangle(ctx, scope)?;
                 if let Some(ref args) = *template_args {
                     args.demangle(ctx, scope)?;
@@ -4497,11 +4499,11 @@ where
                     Ok(None) => {
                         ctx.pack_index = Some(0);
                         ctx.pack_max = None;
-                        ty.demangle(ctx, scope).and_then(|_| write!(ctx, "..."))
+                        ty.demangle(ctx, scope).and_then(|_| ctx.write_str("..."))
                     }
                     Ok(Some(n)) => (0..n).try_for_each(|i| {
                         if i > 0 {
-                            write!(ctx, ", ")?;
+                            ctx.write_str(", ")?;
                         }
                         ctx.pack_index = Some(i);
                         ctx.pack_max = Some(n);
@@ -4529,7 +4531,7 @@ where
 
         match *self {
             Type::Qualified(ref quals, _) => quals.demangle_as_inner(ctx, scope),
-            Type::PointerTo(_) => write!(ctx, "*"),
+            Type::PointerTo(_) => ctx.write_str("*"),
             Type::RvalueRef(_) => {
                 while let Some(v) = ctx.inner.last().and_then(|ty| ty.downcast_to_type()) {
                     match v {
@@ -4545,7 +4547,7 @@ where
                         _ => break,
                     }
                 }
-                write!(ctx, "&&")
+                ctx.write_str("&&")
             }
             Type::LvalueRef(_) => {
                 while let Some(v) = ctx.inner.last().and_then(|ty| ty.downcast_to_type()) {
@@ -4563,7 +4565,7 @@ where
                         _ => break,
                     }
                 }
-                write!(ctx, "&")
+                ctx.write_str("&")
             }
             // PATCH: the node is not printed (its Debug impl would be in every vtable).
             _ => {
@@ -4705,17 +4707,17 @@ where
 
         if self.const_ {
             ctx.ensure_space()?;
-            write!(ctx, "const")?;
+            ctx.write_str("const")?;
         }
 
         if self.volatile {
             ctx.ensure_space()?;
-            write!(ctx, "volatile")?;
+            ctx.write_str("volatile")?;
         }
 
         if self.restrict {
             ctx.ensure_space()?;
-            write!(ctx, "restrict")?;
+            ctx.write_str("restrict")?;
         }
 
         Ok(())
@@ -4941,14 +4943,14 @@ where
             Self::SignedBitInt(n) => write!(ctx, "signed _BitInt({})", n),
             Self::UnsignedBitInt(n) => write!(ctx, "unsigned _BitInt({})", n),
             Self::SignedBitIntExpression(ref expr) => {
-                write!(ctx, "signed _BitInt(")?;
+                ctx.write_str("signed _BitInt(")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")
+                ctx.write_str(")")
             }
             Self::UnsignedBitIntExpression(ref expr) => {
-                write!(ctx, "unsigned _BitInt(")?;
+                ctx.write_str("unsigned _BitInt(")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")
+                ctx.write_str(")")
             }
         }
     }
@@ -5099,11 +5101,11 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         match *self {
-            ExceptionSpec::NoExcept => write!(ctx, "noexcept"),
+            ExceptionSpec::NoExcept => ctx.write_str("noexcept"),
             ExceptionSpec::Computed(ref expr) => {
-                write!(ctx, "noexcept(")?;
+                ctx.write_str("noexcept(")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")
+                ctx.write_str(")")
             }
         }
     }
@@ -5320,7 +5322,7 @@ where
         // PATCH: a function type's parameters after a pointer to member it
         // returns: `R (C::* (int))(long)`, spaced as LLVM does.
         if ctx.last_char_written == Some('*') {
-            write!(ctx, " ")?;
+            ctx.write_str(" ")?;
         }
         self.args().demangle_as_inner(ctx, scope)?;
         Ok(())
@@ -5384,9 +5386,9 @@ where
         let ret = match *self {
             Decltype::Expression(ref expr) | Decltype::IdExpression(ref expr) => {
                 // PATCH: `decltype(x)`, as LLVM writes it.
-                write!(ctx, "decltype(")?;
+                ctx.write_str("decltype(")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
         };
@@ -5463,15 +5465,15 @@ where
         match *self {
             ClassEnumType::Named(ref name) => name.demangle(ctx, scope),
             ClassEnumType::ElaboratedStruct(ref name) => {
-                write!(ctx, "class ")?;
+                ctx.write_str("class ")?;
                 name.demangle(ctx, scope)
             }
             ClassEnumType::ElaboratedUnion(ref name) => {
-                write!(ctx, "union ")?;
+                ctx.write_str("union ")?;
                 name.demangle(ctx, scope)
             }
             ClassEnumType::ElaboratedEnum(ref name) => {
-                write!(ctx, "enum ")?;
+                ctx.write_str("enum ")?;
                 name.demangle(ctx, scope)
             }
         }
@@ -5695,14 +5697,14 @@ where
                 if inner.is_qualified() {
                     inner.demangle_as_inner(ctx, scope)?;
                     ctx.ensure_space()?;
-                    write!(ctx, "(")?;
+                    ctx.write_str("(")?;
                 } else {
-                    write!(ctx, "(")?;
+                    ctx.write_str("(")?;
                     inner.demangle_as_inner(ctx, scope)?;
                 }
 
                 ctx.demangle_inners(scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
             }
         }
 
@@ -5715,12 +5717,12 @@ where
                 write!(ctx, "[{}]", n)?;
             }
             ArrayType::DimensionExpression(ref expr, _) => {
-                write!(ctx, "[")?;
+                ctx.write_str("[")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, "]")?;
+                ctx.write_str("]")?;
             }
             ArrayType::NoDimension(_) => {
-                write!(ctx, "[]")?;
+                ctx.write_str("[]")?;
             }
         }
 
@@ -5815,9 +5817,9 @@ where
                 write!(ctx, " vector[{}]", n)?;
             }
             VectorType::DimensionExpression(ref expr, _) => {
-                write!(ctx, " vector[")?;
+                ctx.write_str(" vector[")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, "]")?;
+                ctx.write_str("]")?;
             }
         }
 
@@ -5884,7 +5886,7 @@ where
         }
 
         self.0.demangle(ctx, scope)?;
-        write!(ctx, "::*")?;
+        ctx.write_str("::*")?;
         Ok(())
     }
 
@@ -5959,7 +5961,7 @@ where
         // as LLVM names it: `T`, `T0`, `TL0_` for `T_`, `T0_`, `TL0__`.
         if ctx.in_requires && (self.1.is_some() || self.resolve(scope).is_err()) {
             ctx.pop_demangle_node();
-            write!(ctx, "T")?;
+            ctx.write_str("T")?;
             if let Some(level) = self.1.filter(|&l| l > 0) {
                 write!(ctx, "L{}_", level - 1)?;
             }
@@ -5973,7 +5975,7 @@ where
                 Ok(arg) => arg,
                 Err(_) if ctx.is_lambda_arg => {
                     ctx.pop_demangle_node();
-                    return write!(ctx, "auto");
+                    return ctx.write_str("auto");
                 }
                 Err(e) => return Err(e),
             };
@@ -6154,9 +6156,9 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         match self.2 {
-            None => write!(ctx, "this"),
+            None => ctx.write_str("this"),
             // PATCH: LLVM's `fp`, `fp0`, `fp1` (the mangled number).
-            Some(0) => write!(ctx, "fp"),
+            Some(0) => ctx.write_str("fp"),
             Some(i) => write!(ctx, "fp{}", i - 1),
         }
     }
@@ -6205,7 +6207,7 @@ where
         inner_barrier!(ctx);
 
         // PATCH: `operator<<<int>` as LLVM writes it (no space after `<<`).
-        write!(ctx, "<")?;
+        ctx.write_str("<")?;
         let gt_is_gt = core::mem::replace(&mut ctx.gt_is_gt, 0);
         ctx.push_demangle_node(DemangleNodeType::TemplateArgs);
         let mut need_comma = false;
@@ -6218,7 +6220,7 @@ where
                 continue;
             }
             if need_comma {
-                write!(ctx, ", ")?;
+                ctx.write_str(", ")?;
             }
             self.0[arg_index].demangle(ctx, scope)?;
             need_comma = true;
@@ -6227,11 +6229,11 @@ where
         // Ensure "> >" because old C++ sucks and libiberty (and its tests)
         // supports old C++.
         if ctx.last_char_written == Some('>') {
-            write!(ctx, " ")?;
+            ctx.write_str(" ")?;
         }
         ctx.pop_demangle_node();
         ctx.gt_is_gt = gt_is_gt;
-        write!(ctx, ">")?;
+        ctx.write_str(">")?;
         Ok(())
     }
 }
@@ -6388,7 +6390,7 @@ where
                         continue;
                     }
                     if need_comma {
-                        write!(ctx, ", ")?;
+                        ctx.write_str(", ")?;
                     }
                     arg.demangle(ctx, scope)?;
                     need_comma = true;
@@ -6987,9 +6989,9 @@ where
                 ref rhs,
             ) => {
                 lhs.demangle_as_operand(ctx, scope, Prec::Postfix, false)?;
-                write!(ctx, "[")?;
+                ctx.write_str("[")?;
                 rhs.demangle_as_operand(ctx, scope, Prec::Default, false)?;
-                write!(ctx, "]")
+                ctx.write_str("]")
             }
             Expression::Binary(ref op, ref lhs, ref rhs) => {
                 // PATCH: `>` and `>>` would close a template argument list: in
@@ -7004,18 +7006,18 @@ where
                 let prec = self.precedence();
                 let is_assign = prec == Prec::Assign;
                 if paren_all {
-                    write!(ctx, "(")?;
+                    ctx.write_str("(")?;
                 }
                 let lhs_prec = if is_assign { Prec::OrIf } else { prec };
                 lhs.demangle_as_operand(ctx, scope, lhs_prec, !is_assign)?;
                 if *op != OperatorName::Simple(SimpleOperatorName::Comma) {
-                    write!(ctx, " ")?;
+                    ctx.write_str(" ")?;
                 }
                 op.demangle(ctx, scope)?;
-                write!(ctx, " ")?;
+                ctx.write_str(" ")?;
                 rhs.demangle_as_operand(ctx, scope, prec, is_assign)?;
                 if paren_all {
-                    write!(ctx, ")")?;
+                    ctx.write_str(")")?;
                 }
                 Ok(())
             }
@@ -7026,9 +7028,9 @@ where
                 ref alternative,
             ) => {
                 condition.demangle_as_operand(ctx, scope, Prec::Conditional, false)?;
-                write!(ctx, " ? ")?;
+                ctx.write_str(" ? ")?;
                 consequent.demangle_as_operand(ctx, scope, Prec::Default, false)?;
-                write!(ctx, " : ")?;
+                ctx.write_str(" : ")?;
                 alternative.demangle_as_operand(ctx, scope, Prec::Assign, true)
             }
             Expression::Ternary(ref op, ref e1, ref e2, ref e3) => {
@@ -7037,47 +7039,47 @@ where
                 //
                 // TODO: should we detect and reject this during parsing?
                 op.demangle(ctx, scope)?;
-                write!(ctx, "(")?;
+                ctx.write_str("(")?;
                 e1.demangle(ctx, scope)?;
-                write!(ctx, ", ")?;
+                ctx.write_str(", ")?;
                 e2.demangle(ctx, scope)?;
-                write!(ctx, ", ")?;
+                ctx.write_str(", ")?;
                 e3.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::PrefixInc(ref expr) => {
-                write!(ctx, "++")?;
+                ctx.write_str("++")?;
                 expr.demangle(ctx, scope)
             }
             Expression::PrefixDec(ref expr) => {
-                write!(ctx, "--")?;
+                ctx.write_str("--")?;
                 expr.demangle(ctx, scope)
             }
             Expression::Call(ref functor_expr, ref args) => {
                 // PATCH: `f(x)`, LLVM prints the callee as it is.
                 functor_expr.demangle(ctx, scope)?;
-                write!(ctx, "(")?;
+                ctx.write_str("(")?;
                 ctx.expression_list(args, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::ConversionOne(ref ty, ref expr) => {
-                write!(ctx, "(")?;
+                ctx.write_str("(")?;
                 ty.demangle(ctx, scope)?;
-                write!(ctx, ")(")?;
+                ctx.write_str(")(")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::ConversionMany(ref ty, ref exprs) => {
                 // PATCH: `(void)()`, `(int)(a, b)`: the type in parentheses, as LLVM
                 // writes a conversion with a list (upstream: `void()`).
-                write!(ctx, "(")?;
+                ctx.write_str("(")?;
                 ty.demangle(ctx, scope)?;
-                write!(ctx, ")(")?;
+                ctx.write_str(")(")?;
                 ctx.expression_list(exprs, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::ConversionBraced(ref ty, ref exprs) => {
@@ -7095,9 +7097,9 @@ where
             }
             // TODO: factor out all this duplication in the `new` variants.
             Expression::New(ref exprs, ref ty, ref init) => {
-                write!(ctx, "new(")?;
+                ctx.write_str("new(")?;
                 ctx.expression_list(exprs, scope)?;
-                write!(ctx, ") ")?;
+                ctx.write_str(") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
                     init.demangle(ctx, scope)?;
@@ -7105,9 +7107,9 @@ where
                 Ok(())
             }
             Expression::GlobalNew(ref exprs, ref ty, ref init) => {
-                write!(ctx, "::new(")?;
+                ctx.write_str("::new(")?;
                 ctx.expression_list(exprs, scope)?;
-                write!(ctx, ") ")?;
+                ctx.write_str(") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
                     init.demangle(ctx, scope)?;
@@ -7115,9 +7117,9 @@ where
                 Ok(())
             }
             Expression::NewArray(ref exprs, ref ty, ref init) => {
-                write!(ctx, "new[](")?;
+                ctx.write_str("new[](")?;
                 ctx.expression_list(exprs, scope)?;
-                write!(ctx, ") ")?;
+                ctx.write_str(") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
                     init.demangle(ctx, scope)?;
@@ -7125,9 +7127,9 @@ where
                 Ok(())
             }
             Expression::GlobalNewArray(ref exprs, ref ty, ref init) => {
-                write!(ctx, "::new[](")?;
+                ctx.write_str("::new[](")?;
                 ctx.expression_list(exprs, scope)?;
-                write!(ctx, ") ")?;
+                ctx.write_str(") ")?;
                 ty.demangle(ctx, scope)?;
                 if let Some(ref init) = *init {
                     init.demangle(ctx, scope)?;
@@ -7135,94 +7137,94 @@ where
                 Ok(())
             }
             Expression::Delete(ref expr) => {
-                write!(ctx, "delete ")?;
+                ctx.write_str("delete ")?;
                 expr.demangle(ctx, scope)
             }
             Expression::GlobalDelete(ref expr) => {
-                write!(ctx, "::delete ")?;
+                ctx.write_str("::delete ")?;
                 expr.demangle(ctx, scope)
             }
             Expression::DeleteArray(ref expr) => {
-                write!(ctx, "delete[] ")?;
+                ctx.write_str("delete[] ")?;
                 expr.demangle(ctx, scope)
             }
             Expression::GlobalDeleteArray(ref expr) => {
-                write!(ctx, "::delete[] ")?;
+                ctx.write_str("::delete[] ")?;
                 expr.demangle(ctx, scope)
             }
             // TODO: factor out duplicated code from cast variants.
             Expression::DynamicCast(ref ty, ref expr) => {
-                write!(ctx, "dynamic_cast<")?;
+                ctx.write_str("dynamic_cast<")?;
                 ty.demangle(ctx, scope)?;
-                write!(ctx, ">(")?;
+                ctx.write_str(">(")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::StaticCast(ref ty, ref expr) => {
-                write!(ctx, "static_cast<")?;
+                ctx.write_str("static_cast<")?;
                 ty.demangle(ctx, scope)?;
-                write!(ctx, ">(")?;
+                ctx.write_str(">(")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::ConstCast(ref ty, ref expr) => {
-                write!(ctx, "const_cast<")?;
+                ctx.write_str("const_cast<")?;
                 ty.demangle(ctx, scope)?;
-                write!(ctx, ">(")?;
+                ctx.write_str(">(")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::ReinterpretCast(ref ty, ref expr) => {
-                write!(ctx, "reinterpret_cast<")?;
+                ctx.write_str("reinterpret_cast<")?;
                 ty.demangle(ctx, scope)?;
-                write!(ctx, ">(")?;
+                ctx.write_str(">(")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::TypeidType(ref ty) => {
-                write!(ctx, "typeid (")?;
+                ctx.write_str("typeid (")?;
                 ty.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::TypeidExpr(ref expr) => {
-                write!(ctx, "typeid (")?;
+                ctx.write_str("typeid (")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::SizeofType(ref ty) => {
-                write!(ctx, "sizeof (")?;
+                ctx.write_str("sizeof (")?;
                 ty.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::SizeofExpr(ref expr) => {
-                write!(ctx, "sizeof (")?;
+                ctx.write_str("sizeof (")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::AlignofType(ref ty) => {
-                write!(ctx, "alignof (")?;
+                ctx.write_str("alignof (")?;
                 ty.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::AlignofExpr(ref expr) => {
-                write!(ctx, "alignof (")?;
+                ctx.write_str("alignof (")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::Noexcept(ref expr) => {
-                write!(ctx, "noexcept (")?;
+                ctx.write_str("noexcept (")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::Subobject(ref expr) => expr.demangle(ctx, scope),
@@ -7233,69 +7235,69 @@ where
             // tightly (`declval<T>().f<1>()`), as LLVM writes it.
             Expression::Member(ref expr, ref name) => {
                 expr.demangle_as_operand(ctx, scope, Prec::Postfix, true)?;
-                write!(ctx, ".")?;
+                ctx.write_str(".")?;
                 name.demangle(ctx, scope)
             }
             Expression::DerefMember(ref expr, ref name) => {
                 expr.demangle_as_operand(ctx, scope, Prec::Postfix, true)?;
-                write!(ctx, "->")?;
+                ctx.write_str("->")?;
                 name.demangle(ctx, scope)
             }
             Expression::PointerToMember(ref e1, ref e2) => {
                 e1.demangle(ctx, scope)?;
-                write!(ctx, ".*")?;
+                ctx.write_str(".*")?;
                 e2.demangle(ctx, scope)
             }
             Expression::SizeofTemplatePack(ref param) => {
-                write!(ctx, "sizeof...(")?;
+                ctx.write_str("sizeof...(")?;
                 param.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::SizeofFunctionPack(ref param) => {
-                write!(ctx, "sizeof...(")?;
+                ctx.write_str("sizeof...(")?;
                 param.demangle(ctx, scope)?;
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             Expression::SizeofCapturedTemplatePack(ref args) => {
-                write!(ctx, "sizeof...(")?;
+                ctx.write_str("sizeof...(")?;
                 let mut need_comma = false;
                 for arg in args {
                     if need_comma {
-                        write!(ctx, ", ")?;
+                        ctx.write_str(", ")?;
                     }
                     arg.demangle(ctx, scope)?;
                     need_comma = true;
                 }
-                write!(ctx, ")")?;
+                ctx.write_str(")")?;
                 Ok(())
             }
             // PATCH: the pattern once per element of the pack (`expand_pack`).
             Expression::PackExpansion(ref pack) => ctx.expand_pack(pack, scope),
             Expression::Throw(ref expr) => {
-                write!(ctx, "throw ")?;
+                ctx.write_str("throw ")?;
                 expr.demangle(ctx, scope)
             }
             Expression::Rethrow => {
-                write!(ctx, "throw")?;
+                ctx.write_str("throw")?;
                 Ok(())
             }
             // PATCH: `requires (T a) { {a.f()} -> C; typename T::type; requires D<T>; }`,
             // as LLVM writes it.
             Expression::Requires(ref params, ref reqs) => {
-                write!(ctx, "requires")?;
+                ctx.write_str("requires")?;
                 if let Some(params) = params {
-                    write!(ctx, " (")?;
+                    ctx.write_str(" (")?;
                     let mut need_comma = false;
                     for p in params {
                         if need_comma {
-                            write!(ctx, ", ")?;
+                            ctx.write_str(", ")?;
                         }
                         p.demangle(ctx, scope)?;
                         need_comma = true;
                     }
-                    write!(ctx, ")")?;
+                    ctx.write_str(")")?;
                 }
                 write!(ctx, " {{")?;
                 for r in reqs {
@@ -7420,11 +7422,11 @@ impl Expression {
     {
         let paren = self.precedence() as u8 >= prec as u8 + strictly_worse as u8;
         if paren {
-            write!(ctx, "(")?;
+            ctx.write_str("(")?;
         }
         self.demangle(ctx, scope)?;
         if paren {
-            write!(ctx, ")")?;
+            ctx.write_str(")")?;
         }
         Ok(())
     }
@@ -7525,31 +7527,31 @@ where
         match *self {
             UnresolvedName::Name(ref name) => name.demangle(ctx, scope),
             UnresolvedName::Global(ref name) => {
-                write!(ctx, "::")?;
+                ctx.write_str("::")?;
                 name.demangle(ctx, scope)
             }
             UnresolvedName::Nested1(ref ty, ref levels, ref name) => {
                 ty.demangle(ctx, scope)?;
-                write!(ctx, "::")?;
+                ctx.write_str("::")?;
                 for lvl in &levels[..] {
                     lvl.demangle(ctx, scope)?;
-                    write!(ctx, "::")?;
+                    ctx.write_str("::")?;
                 }
                 name.demangle(ctx, scope)
             }
             UnresolvedName::Nested2(ref levels, ref name) => {
                 for lvl in &levels[..] {
                     lvl.demangle(ctx, scope)?;
-                    write!(ctx, "::")?;
+                    ctx.write_str("::")?;
                 }
                 name.demangle(ctx, scope)
             }
             // `::A::x` or `::N::y` or `::A<T>::z`
             UnresolvedName::GlobalNested2(ref levels, ref name) => {
-                write!(ctx, "::")?;
+                ctx.write_str("::")?;
                 for lvl in &levels[..] {
                     lvl.demangle(ctx, scope)?;
-                    write!(ctx, "::")?;
+                    ctx.write_str("::")?;
                 }
                 name.demangle(ctx, scope)
             }
@@ -7850,7 +7852,7 @@ where
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
 
-        write!(ctx, "~")?;
+        ctx.write_str("~")?;
         match *self {
             DestructorName::Unresolved(ref ty) => ty.demangle(ctx, scope),
             DestructorName::Name(ref name) => name.demangle(ctx, scope),
@@ -7922,7 +7924,7 @@ where
         {
             debug_assert!(start <= end);
             let start = if start < end && ctx.input[start] == b'n' {
-                write!(ctx, "-")?;
+                ctx.write_str("-")?;
                 start + 1
             } else {
                 start
@@ -7947,10 +7949,10 @@ where
                 start,
                 end,
             ) => match &ctx.input[start..end] {
-                b"0" => write!(ctx, "false"),
-                b"1" => write!(ctx, "true"),
+                b"0" => ctx.write_str("false"),
+                b"1" => ctx.write_str("true"),
                 _ => {
-                    write!(ctx, "(bool)")?;
+                    ctx.write_str("(bool)")?;
                     write_literal(ctx, start, end)
                 }
             },
@@ -7958,7 +7960,7 @@ where
                 TypeHandle::Builtin(BuiltinType::Standard(StandardBuiltinType::Nullptr)),
                 _,
                 _,
-            ) => write!(ctx, "nullptr"),
+            ) => ctx.write_str("nullptr"),
             // PATCH: a floating-point literal of the exact width (the value's bytes
             // in hex) printed as C's `%a` prints it, as LLVM does: `0x1.4p+1`,
             // `0x1.8p+0f`, `0x8p-3L` (upstream: `(double)[4004000000000000]`).
@@ -7981,15 +7983,15 @@ where
                 end,
             ) => {
                 if ctx.show_expression_literal_types {
-                    write!(ctx, "(")?;
+                    ctx.write_str("(")?;
                     ty.demangle(ctx, scope)?;
-                    write!(ctx, ")")?;
+                    ctx.write_str(")")?;
                 }
                 let start = if start < end && ctx.input[start] == b'n' {
-                    write!(ctx, "-[")?;
+                    ctx.write_str("-[")?;
                     start + 1
                 } else {
-                    write!(ctx, "[")?;
+                    ctx.write_str("[")?;
                     start
                 };
                 let s = str::from_utf8(&ctx.input[start..end]).map_err(|e| {
@@ -7997,7 +7999,7 @@ where
                     fmt::Error
                 })?;
                 ctx.write_str(s)?;
-                write!(ctx, "]")
+                ctx.write_str("]")
             }
             ExprPrimary::Literal(
                 TypeHandle::Builtin(BuiltinType::Standard(StandardBuiltinType::Int)),
@@ -8006,9 +8008,9 @@ where
             ) => write_literal(ctx, start, end),
             ExprPrimary::Literal(ref ty, start, end) => {
                 if ctx.show_expression_literal_types {
-                    write!(ctx, "(")?;
+                    ctx.write_str("(")?;
                     ty.demangle(ctx, scope)?;
-                    write!(ctx, ")")?;
+                    ctx.write_str(")")?;
                 }
                 write_literal(ctx, start, end)
             }
@@ -8122,16 +8124,16 @@ where
     ) -> fmt::Result {
         let ctx = try_begin_demangle!(self, ctx, scope);
 
-        write!(ctx, "(")?;
+        ctx.write_str("(")?;
         let mut need_comma = false;
         for expr in &self.0 {
             if need_comma {
-                write!(ctx, ", ")?;
+                ctx.write_str(", ")?;
             }
             expr.demangle(ctx, scope)?;
             need_comma = true;
         }
-        write!(ctx, ")")?;
+        ctx.write_str(")")?;
         Ok(())
     }
 }
@@ -8221,7 +8223,7 @@ where
         let ret = match *self {
             LocalName::Relative(ref encoding, Some(ref name), _) => {
                 encoding.demangle(ctx, scope)?;
-                write!(ctx, "::")?;
+                ctx.write_str("::")?;
                 // PATCH: a template parameter in the local entity (a lambda's
                 // parameters) is the enclosing function's, as LLVM reads it.
                 let scope = match **encoding {
@@ -8235,14 +8237,14 @@ where
             LocalName::Relative(ref encoding, None, _) => {
                 // No name means that this is the symbol for a string literal.
                 encoding.demangle(ctx, scope)?;
-                write!(ctx, "::string literal")?;
+                ctx.write_str("::string literal")?;
                 Ok(())
             }
             // PATCH: an entity in a default argument (`Z <encoding> E d _ <name>`) is
             // printed after its function, as LLVM does; upstream dropped it.
             LocalName::Default(ref encoding, _, ref name) => {
                 encoding.demangle(ctx, scope)?;
-                write!(ctx, "::")?;
+                ctx.write_str("::")?;
                 name.demangle(ctx, scope)
             }
         };
@@ -8420,33 +8422,33 @@ where
                 *n += 1;
                 r
             };
-            write!(ctx, "<")?;
+            ctx.write_str("<")?;
             for (i, decl) in self.2.iter().enumerate() {
                 if i > 0 {
-                    write!(ctx, ", ")?;
+                    ctx.write_str(", ")?;
                 }
                 match decl {
                     LambdaParamDecl::Type => {
-                        write!(ctx, "typename ")?;
+                        ctx.write_str("typename ")?;
                         invent(ctx, false)?;
                     }
                     LambdaParamDecl::NonType(ty) => {
                         ty.demangle(ctx, scope)?;
-                        write!(ctx, " ")?;
+                        ctx.write_str(" ")?;
                         invent(ctx, true)?;
                     }
                     LambdaParamDecl::Constrained(name) => {
                         name.demangle(ctx, scope)?;
-                        write!(ctx, " ")?;
+                        ctx.write_str(" ")?;
                         invent(ctx, false)?;
                     }
                 }
             }
-            write!(ctx, ">")?;
+            ctx.write_str(">")?;
         }
-        write!(ctx, "(")?;
+        ctx.write_str("(")?;
         self.0.demangle(ctx, scope)?;
-        write!(ctx, ")")?;
+        ctx.write_str(")")?;
         Ok(())
     }
 }
@@ -8506,7 +8508,7 @@ impl LambdaSig {
                 continue;
             }
             if need_comma {
-                write!(ctx, ", ")?;
+                ctx.write_str(", ")?;
             }
             ty.demangle(ctx, scope)?;
             need_comma = true;
@@ -8757,13 +8759,13 @@ where
             WellKnownComponent::Std => {
                 panic!("should never treat `WellKnownComponent::Std` as a leaf name")
             }
-            WellKnownComponent::StdAllocator => write!(ctx, "allocator"),
-            WellKnownComponent::StdString1 => write!(ctx, "basic_string"),
+            WellKnownComponent::StdAllocator => ctx.write_str("allocator"),
+            WellKnownComponent::StdString1 => ctx.write_str("basic_string"),
             // PATCH: a constructor of `std::string` is `basic_string` (LLVM).
-            WellKnownComponent::StdString2 => write!(ctx, "basic_string"),
-            WellKnownComponent::StdIstream => write!(ctx, "basic_istream"),
-            WellKnownComponent::StdOstream => write!(ctx, "basic_ostream"),
-            WellKnownComponent::StdIostream => write!(ctx, "basic_iostream"),
+            WellKnownComponent::StdString2 => ctx.write_str("basic_string"),
+            WellKnownComponent::StdIstream => ctx.write_str("basic_istream"),
+            WellKnownComponent::StdOstream => ctx.write_str("basic_ostream"),
+            WellKnownComponent::StdIostream => ctx.write_str("basic_iostream"),
         }
     }
 }
@@ -9006,72 +9008,72 @@ where
         match *self {
             // PATCH: LLVM's spellings of the special names (`vtable for X`, thunks).
             SpecialName::VirtualTable(ref ty) => {
-                write!(ctx, "vtable for ")?;
+                ctx.write_str("vtable for ")?;
                 ctx.push_demangle_node(DemangleNodeType::VirtualTable);
                 ty.demangle(ctx, scope)?;
                 ctx.pop_demangle_node();
                 Ok(())
             }
             SpecialName::Vtt(ref ty) => {
-                write!(ctx, "VTT for ")?;
+                ctx.write_str("VTT for ")?;
                 ty.demangle(ctx, scope)
             }
             SpecialName::Typeinfo(ref ty) => {
-                write!(ctx, "typeinfo for ")?;
+                ctx.write_str("typeinfo for ")?;
                 ty.demangle(ctx, scope)
             }
             SpecialName::TypeinfoName(ref ty) => {
-                write!(ctx, "typeinfo name for ")?;
+                ctx.write_str("typeinfo name for ")?;
                 ty.demangle(ctx, scope)
             }
             SpecialName::VirtualOverrideThunk(ref offset, ref encoding) => {
                 match *offset {
-                    CallOffset::Virtual(_) => write!(ctx, "virtual thunk to ")?,
-                    CallOffset::NonVirtual(_) => write!(ctx, "non-virtual thunk to ")?,
+                    CallOffset::Virtual(_) => ctx.write_str("virtual thunk to ")?,
+                    CallOffset::NonVirtual(_) => ctx.write_str("non-virtual thunk to ")?,
                 }
                 encoding.demangle(ctx, scope)
             }
             SpecialName::VirtualOverrideThunkCovariant(_, _, ref encoding) => {
-                write!(ctx, "covariant return thunk to ")?;
+                ctx.write_str("covariant return thunk to ")?;
                 encoding.demangle(ctx, scope)
             }
             SpecialName::Guard(ref name) => {
-                write!(ctx, "guard variable for ")?;
+                ctx.write_str("guard variable for ")?;
                 name.demangle(ctx, scope)
             }
             SpecialName::GuardTemporary(ref name, _) => {
-                write!(ctx, "reference temporary for ")?;
+                ctx.write_str("reference temporary for ")?;
                 name.demangle(ctx, scope)
             }
             // `_ZTC <derived> <offset> _ <base>`: the base's vtable in the derived.
             SpecialName::ConstructionVtable(ref ty1, _, ref ty2) => {
-                write!(ctx, "construction vtable for ")?;
+                ctx.write_str("construction vtable for ")?;
                 ty2.demangle(ctx, scope)?;
-                write!(ctx, "-in-")?;
+                ctx.write_str("-in-")?;
                 ty1.demangle(ctx, scope)
             }
             SpecialName::TypeinfoFunction(ref ty) => {
-                write!(ctx, "typeinfo fn for ")?;
+                ctx.write_str("typeinfo fn for ")?;
                 ty.demangle(ctx, scope)
             }
             SpecialName::TlsInit(ref name) => {
-                write!(ctx, "thread-local initialization routine for ")?;
+                ctx.write_str("thread-local initialization routine for ")?;
                 name.demangle(ctx, scope)
             }
             SpecialName::TlsWrapper(ref name) => {
-                write!(ctx, "thread-local wrapper routine for ")?;
+                ctx.write_str("thread-local wrapper routine for ")?;
                 name.demangle(ctx, scope)
             }
             SpecialName::TransactionClone(ref encoding) => {
-                write!(ctx, "transaction clone for ")?;
+                ctx.write_str("transaction clone for ")?;
                 encoding.demangle(ctx, scope)
             }
             SpecialName::NonTransactionClone(ref encoding) => {
-                write!(ctx, "non-transaction clone for ")?;
+                ctx.write_str("non-transaction clone for ")?;
                 encoding.demangle(ctx, scope)
             }
             SpecialName::JavaResource(ref names) => {
-                write!(ctx, "java resource ")?;
+                ctx.write_str("java resource ")?;
                 for name in names {
                     name.demangle(ctx, scope)?;
                 }
@@ -9217,7 +9219,7 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         self.expr.demangle(ctx, scope)?;
-        write!(ctx, ".<")?;
+        ctx.write_str(".<")?;
         self.ty.demangle(ctx, scope)?;
         write!(ctx, " at offset {}>", self.offset)
     }
@@ -9322,44 +9324,44 @@ where
         // for a template one), the operator spaced, an initializer as a cast's
         // operand: `((fp...) && ...)`, `(1 * ... * (fp...))`.
         let pack = |ctx: &mut DemangleContext<'subs, W>, expr: &'subs Expression| {
-            write!(ctx, "(")?;
+            ctx.write_str("(")?;
             ctx.expand_pack(expr, scope)?;
-            write!(ctx, ")")
+            ctx.write_str(")")
         };
-        write!(ctx, "(")?;
+        ctx.write_str("(")?;
         match self {
             FoldExpr::UnaryLeft(ref operator, ref expr) => {
-                write!(ctx, "... ")?;
+                ctx.write_str("... ")?;
                 operator.demangle(ctx, scope)?;
-                write!(ctx, " ")?;
+                ctx.write_str(" ")?;
                 pack(ctx, expr)?;
             }
             FoldExpr::UnaryRight(ref operator, ref expr) => {
                 pack(ctx, expr)?;
-                write!(ctx, " ")?;
+                ctx.write_str(" ")?;
                 operator.demangle(ctx, scope)?;
-                write!(ctx, " ...")?;
+                ctx.write_str(" ...")?;
             }
             FoldExpr::BinaryLeft(ref operator, ref init, ref expr) => {
                 init.demangle_as_operand(ctx, scope, Prec::Cast, true)?;
-                write!(ctx, " ")?;
+                ctx.write_str(" ")?;
                 operator.demangle(ctx, scope)?;
-                write!(ctx, " ... ")?;
+                ctx.write_str(" ... ")?;
                 operator.demangle(ctx, scope)?;
-                write!(ctx, " ")?;
+                ctx.write_str(" ")?;
                 pack(ctx, expr)?;
             }
             FoldExpr::BinaryRight(ref operator, ref expr, ref init) => {
                 pack(ctx, expr)?;
-                write!(ctx, " ")?;
+                ctx.write_str(" ")?;
                 operator.demangle(ctx, scope)?;
-                write!(ctx, " ... ")?;
+                ctx.write_str(" ... ")?;
                 operator.demangle(ctx, scope)?;
-                write!(ctx, " ")?;
+                ctx.write_str(" ")?;
                 init.demangle_as_operand(ctx, scope, Prec::Cast, true)?;
             }
         }
-        write!(ctx, ")")
+        ctx.write_str(")")
     }
 }
 
@@ -9546,7 +9548,7 @@ where
         match *self {
             Requirement::Expression(ref expr, noexcept, ref constraint) => {
                 let braced = noexcept || constraint.is_some();
-                write!(ctx, " ")?;
+                ctx.write_str(" ")?;
                 if braced {
                     write!(ctx, "{{")?;
                 }
@@ -9555,23 +9557,23 @@ where
                     write!(ctx, "}}")?;
                 }
                 if noexcept {
-                    write!(ctx, " noexcept")?;
+                    ctx.write_str(" noexcept")?;
                 }
                 if let Some(c) = constraint {
-                    write!(ctx, " -> ")?;
+                    ctx.write_str(" -> ")?;
                     c.demangle(ctx, scope)?;
                 }
-                write!(ctx, ";")
+                ctx.write_str(";")
             }
             Requirement::Type(ref ty) => {
-                write!(ctx, " typename ")?;
+                ctx.write_str(" typename ")?;
                 ty.demangle(ctx, scope)?;
-                write!(ctx, ";")
+                ctx.write_str(";")
             }
             Requirement::Nested(ref expr) => {
-                write!(ctx, " requires ")?;
+                ctx.write_str(" requires ")?;
                 expr.demangle(ctx, scope)?;
-                write!(ctx, ";")
+                ctx.write_str(";")
             }
         }
     }
