@@ -148,15 +148,20 @@ impl Builder {
         meta.strings = self.strings.len() as u64;
         let meta = meta.to_json();
         let (rows, sparse) = encode_rows(&self.rows);
-        if u32::try_from(rows.len()).is_err() {
+        let (node_blocks, nodes) = encode_nodes(&self.nodes);
+        let (strings, text_blocks, texts) = self.encode_texts()?;
+        let too_big = |n: usize| u32::try_from(n).is_err();
+        if too_big(rows.len()) || too_big(nodes.len()) {
             return Err(std::io::Error::other(Unfit::TooBig.to_string()));
         }
         let lens = [
             rows.len(),
-            self.nodes.len() * NODE,
+            node_blocks.len() * 4,
+            nodes.len(),
             self.funcs.len() * FUNC,
-            self.strings.len() * STRING,
-            self.blob.len(),
+            strings.len() * STRING,
+            text_blocks.len() * TEXT_BLOCK_ENTRY,
+            texts.len(),
         ];
         let data_len: usize = lens.iter().sum();
         let hashes_len = data_len.div_ceil(CHUNK) * 8;
@@ -179,22 +184,25 @@ impl Builder {
             hashes: Vec::with_capacity(hashes_len / 8),
         };
         w.put(&rows)?;
-        for n in &self.nodes {
-            for v in n {
-                w.put(&v.to_le_bytes())?;
-            }
+        for b in &node_blocks {
+            w.put(&b.to_le_bytes())?;
         }
+        w.put(&nodes)?;
         for &(base, size, name) in &self.funcs {
             w.put(&base.to_le_bytes())?;
             w.put(&size.to_le_bytes())?;
             w.put(&name.to_le_bytes())?;
             w.put(&0u32.to_le_bytes())?;
         }
-        for &(at, len) in &self.strings {
-            w.put(&at.to_le_bytes())?;
-            w.put(&len.to_le_bytes())?;
+        for e in &strings {
+            for v in e {
+                w.put(&v.to_le_bytes())?;
+            }
         }
-        w.put(&self.blob)?;
+        for at in &text_blocks {
+            w.put(&at.to_le_bytes())?;
+        }
+        w.put(&texts)?;
         let hashes = w.finish()?;
 
         let mut head = Vec::with_capacity(dir[ROWS].0);
@@ -220,6 +228,73 @@ impl Builder {
         out.seek(SeekFrom::Start(0))?;
         out.write_all(&head)?;
         Ok(file_len as u64)
+    }
+}
+
+/// The nodes in blocks of [`NODES_PER_BLOCK`]: each block's byte offset, and the bytes.
+fn encode_nodes(nodes: &[[u32; 4]]) -> (Vec<u32>, Vec<u8>) {
+    let mut out = Vec::with_capacity(nodes.len() * 8);
+    let mut blocks = Vec::with_capacity(nodes.len().div_ceil(NODES_PER_BLOCK));
+    for (n, &[parent, name, file, line]) in nodes.iter().enumerate() {
+        if n % NODES_PER_BLOCK == 0 {
+            blocks.push(out.len() as u32);
+        }
+        let up = if parent == NONE {
+            0
+        } else {
+            n as u64 - u64::from(parent)
+        };
+        varint(&mut out, up);
+        for v in [name, file, line] {
+            varint(&mut out, u64::from(v.wrapping_add(1)));
+        }
+    }
+    (blocks, out)
+}
+
+impl Builder {
+    /// The texts front-coded in sorted order: each text's (block, place in it), each
+    /// block's byte offset, and the blocks. A block is [`TEXTS_PER_BLOCK`] texts: the
+    /// first whole (length, bytes), each next one as (bytes shared with the one before,
+    /// length of the rest, the rest). Sorted C++ names share long prefixes (namespaces,
+    /// templates): measured 4x smaller on a distribution's boost-heavy library.
+    #[allow(clippy::type_complexity)]
+    fn encode_texts(&self) -> std::io::Result<(Vec<[u32; 2]>, Vec<u64>, Vec<u8>)> {
+        let text = |id: usize| {
+            let (at, len) = self.strings[id];
+            &self.blob[at as usize..(at + len) as usize]
+        };
+        let mut order: Vec<usize> = (0..self.strings.len()).collect();
+        order.sort_unstable_by(|&a, &b| text(a).cmp(text(b)));
+        let mut strings = vec![[0u32; 2]; self.strings.len()];
+        let mut blocks = Vec::with_capacity(order.len().div_ceil(TEXTS_PER_BLOCK));
+        let mut out = Vec::with_capacity(self.blob.len() / 3);
+        for (k, chunk) in order.chunks(TEXTS_PER_BLOCK).enumerate() {
+            blocks.push(out.len() as u64);
+            let mut before: &[u8] = &[];
+            for (i, &id) in chunk.iter().enumerate() {
+                let t = text(id);
+                let shared = if i == 0 {
+                    0
+                } else {
+                    t.iter().zip(before).take_while(|(a, b)| a == b).count()
+                };
+                // Not inside a UTF-8 sequence: each text stays whole characters.
+                let shared = (0..=shared)
+                    .rev()
+                    .find(|&n| n == 0 || n == t.len() || (t[n] as i8) >= -0x40)
+                    .unwrap_or(0);
+                varint(&mut out, shared as u64);
+                varint(&mut out, (t.len() - shared) as u64);
+                out.extend_from_slice(&t[shared..]);
+                strings[id] = [k as u32, i as u32];
+                before = t;
+            }
+        }
+        if u32::try_from(blocks.len()).is_err() {
+            return Err(std::io::Error::other(Unfit::TooBig.to_string()));
+        }
+        Ok((strings, blocks, out))
     }
 }
 

@@ -16,9 +16,9 @@
 //! | 0..8 | magic `PSSINDEX` |
 //! | 8..16 | hash of bytes 16 up to the first big section |
 //! | 16..20 | format version ([`VERSION`]) |
-//! | 20..24 | section count (8) |
+//! | 20..24 | section count (10) |
 //! | 24..32 | file length |
-//! | 32..160 | (offset, length) of each section, in this order: |
+//! | 32..192 | (offset, length) of each section, in this order: |
 //!
 //! - `META`: JSON: debug name and ID, the files read and their stamps, warnings, counts;
 //! - `HASHES`: a hash of each 64 KiB chunk of the big sections (from `ROWS` to the end);
@@ -27,12 +27,17 @@
 //! - `ROWS`: (start, chain, line) sorted by start, varints (`build::encode_rows`): from
 //!   `start` to the next row, the answer is the frames of node `chain` with `line` as its
 //!   innermost frame's line;
-//! - `NODES`: (parent u32, name u32, file u32, line u32): a frame; the outer frame has no
-//!   parent and names a function of `FUNCS`, an inlined one names a string; the
-//!   innermost frame of a chain has no line of its own (the row has it);
+//! - `NODE_BLOCKS`: the byte offset in `NODES` of each block of [`NODES_PER_BLOCK`] nodes
+//!   (u32); `NODES`: per node, varints of (its number minus its parent's, or 0 for none;
+//!   name + 1; file + 1; line + 1): a frame. The outer frame has no parent and names a
+//!   function of `FUNCS`, an inlined one names a string; the innermost frame of a chain
+//!   has no line of its own (the row has it);
 //! - `FUNCS`: (base u64, size u64, name u32, 0 u32): the function offset is the address
 //!   minus `base`;
-//! - `STRINGS`: (offset u32, length u32) into `BLOB`; `BLOB`: UTF-8 texts.
+//! - `STRINGS`: (text block u32, place in it u32); `TEXT_BLOCKS`: the byte offset in
+//!   `TEXTS` of each block (u64); `TEXTS`: the UTF-8 texts in sorted order, front-coded
+//!   in blocks of [`TEXTS_PER_BLOCK`] (`build.rs`, `encode_texts`): C++ names share long
+//!   prefixes.
 //!
 //! [`NONE`] stands for no value. The first three sections are checked whole when the file
 //! is opened; a chunk of the others when an answer first reads it: a request reads a
@@ -47,16 +52,18 @@ pub const MAGIC: &[u8; 8] = b"PSSINDEX";
 /// Bumped with any change of layout or meaning; an index of another version is rebuilt.
 pub const VERSION: u32 = 1;
 
-const HEADER: usize = 160;
-const SECTIONS: usize = 8;
+const HEADER: usize = 32 + SECTIONS * 16;
+const SECTIONS: usize = 10;
 const META: usize = 0;
 const HASHES: usize = 1;
 const SPARSE: usize = 2;
 const ROWS: usize = 3;
-const NODES: usize = 4;
-const FUNCS: usize = 5;
-const STRINGS: usize = 6;
-const BLOB: usize = 7;
+const NODE_BLOCKS: usize = 4;
+const NODES: usize = 5;
+const FUNCS: usize = 6;
+const STRINGS: usize = 7;
+const TEXT_BLOCKS: usize = 8;
+const TEXTS: usize = 9;
 
 const CHUNK: usize = 1 << 16;
 /// Rows per block of `SPARSE`: a search decodes half a block on average (a fraction
@@ -64,9 +71,13 @@ const CHUNK: usize = 1 << 16;
 pub const ROWS_PER_BLOCK: usize = 64;
 /// A `SPARSE` entry: (first start u32, byte offset of the block in `ROWS` u32).
 const SPARSE_ENTRY: usize = 8;
-const NODE: usize = 16;
+/// Nodes per block of `NODE_BLOCKS`.
+const NODES_PER_BLOCK: usize = 16;
 const FUNC: usize = 24;
 const STRING: usize = 8;
+const TEXT_BLOCK_ENTRY: usize = 8;
+/// Texts per front-coded block: a text is read after at most this many others' bytes.
+const TEXTS_PER_BLOCK: usize = 16;
 
 /// Offsets the index answers are below this (rows hold u32 starts); the module's files
 /// answer the others, which no real module has.

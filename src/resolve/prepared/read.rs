@@ -102,9 +102,10 @@ impl Prepared {
         }
         let count = |n: u64, size: usize| usize::try_from(n).ok().and_then(|n| n.checked_mul(size));
         let data_len = b.len() - small_end;
-        let ok = count(meta.nodes, NODE) == Some(dir[NODES].1)
+        let ok = count(meta.nodes.div_ceil(NODES_PER_BLOCK as u64), 4) == Some(dir[NODE_BLOCKS].1)
             && count(meta.funcs, FUNC) == Some(dir[FUNCS].1)
             && count(meta.strings, STRING) == Some(dir[STRINGS].1)
+            && dir[TEXT_BLOCKS].1 % TEXT_BLOCK_ENTRY == 0
             && dir[HASHES].1 == data_len.div_ceil(CHUNK) * 8
             && count(meta.rows.div_ceil(ROWS_PER_BLOCK as u64), SPARSE_ENTRY)
                 == Some(dir[SPARSE].1);
@@ -206,10 +207,31 @@ impl Prepared {
             return Ok(t.clone());
         }
         let e = self.bytes(STRINGS, id as usize * STRING, STRING)?;
-        let (at, len) = (le32(e) as usize, le32(&e[4..]) as usize);
-        let t: Text = std::str::from_utf8(self.bytes(BLOB, at, len)?)
-            .map_err(|_| Corrupt)?
-            .into();
+        let (block, place) = (le32(e) as usize, le32(&e[4..]) as usize);
+        if place >= TEXTS_PER_BLOCK {
+            return Err(Corrupt);
+        }
+        let at = |k: usize| -> Result<usize, Corrupt> {
+            if (k + 1) * TEXT_BLOCK_ENTRY > self.dir[TEXT_BLOCKS].1 {
+                return Ok(self.dir[TEXTS].1);
+            }
+            let e = self.bytes(TEXT_BLOCKS, k * TEXT_BLOCK_ENTRY, TEXT_BLOCK_ENTRY)?;
+            usize::try_from(le64(e)).map_err(|_| Corrupt)
+        };
+        let (from, to) = (at(block)?, at(block + 1)?);
+        let mut b = self.bytes(TEXTS, from, to.checked_sub(from).ok_or(Corrupt)?)?;
+        let mut text: Vec<u8> = Vec::new();
+        for _ in 0..=place {
+            let shared = usize::try_from(varint(&mut b)?).map_err(|_| Corrupt)?;
+            let rest = usize::try_from(varint(&mut b)?).map_err(|_| Corrupt)?;
+            if shared > text.len() || rest > b.len() {
+                return Err(Corrupt);
+            }
+            text.truncate(shared);
+            text.extend_from_slice(&b[..rest]);
+            b = &b[rest..];
+        }
+        let t: Text = std::str::from_utf8(&text).map_err(|_| Corrupt)?.into();
         memo.insert(id, t.clone());
         Ok(t)
     }
@@ -222,13 +244,41 @@ impl Prepared {
         (id != NONE).then(|| self.text(id, memo)).transpose()
     }
 
+    /// Node `n`: (parent, name, file, line), [`NONE`] for none.
+    fn node(&self, n: u32) -> Result<[u32; 4], Corrupt> {
+        let block = n as usize / NODES_PER_BLOCK;
+        let entry = self.bytes(NODE_BLOCKS, block * 4, 4)?;
+        let from = le32(entry) as usize;
+        let to = if (block + 1) * 4 < self.dir[NODE_BLOCKS].1 {
+            le32(self.bytes(NODE_BLOCKS, (block + 1) * 4, 4)?) as usize
+        } else {
+            self.dir[NODES].1
+        };
+        let mut b = self.bytes(NODES, from, to.checked_sub(from).ok_or(Corrupt)?)?;
+        let mut out = [NONE; 4];
+        for i in 0..=n as usize % NODES_PER_BLOCK {
+            let up = varint(&mut b)?;
+            let this = (block * NODES_PER_BLOCK + i) as u64;
+            out[0] = if up == 0 {
+                NONE
+            } else {
+                u32::try_from(this.checked_sub(up).ok_or(Corrupt)?).map_err(|_| Corrupt)?
+            };
+            for v in &mut out[1..] {
+                *v = u32::try_from(varint(&mut b)?)
+                    .map_err(|_| Corrupt)?
+                    .wrapping_sub(1);
+            }
+        }
+        Ok(out)
+    }
+
     /// The answer of node `node` without its function offset (0).
     fn answer(&self, node: u32, memo: &mut Memo) -> Result<Symbolized, Corrupt> {
         let mut inlines = Vec::new();
         let mut n = node;
         for _ in 0..MAX_DEPTH {
-            let b = self.bytes(NODES, n as usize * NODE, NODE)?;
-            let [parent, name, file, line] = [0, 4, 8, 12].map(|i| le32(&b[i..]));
+            let [parent, name, file, line] = self.node(n)?;
             let file = self.opt_text(file, &mut memo.texts)?;
             let line = (line != NONE).then_some(line);
             if parent == NONE {
