@@ -22,7 +22,7 @@ use std::time::Instant;
 use super::memo::LoadedModule;
 use crate::resolve::indexed::{Indexed, Reopen};
 use crate::resolve::prepared::build::{Builder, Unfit};
-use crate::resolve::prepared::{INDEXED_END, MAGIC, Meta, Prepared, Source};
+use crate::resolve::prepared::{INDEXED_END, MAGIC, Meta, Prepared, Rejected, Source};
 use crate::resolve::{Module, Symbolized};
 use crate::shared::debugid::DebugId;
 
@@ -71,6 +71,8 @@ struct Job {
     order: Vec<u32>,
     builder: Builder,
     started: Instant,
+    /// The longest step so far: how long a request may wait behind this work.
+    longest: std::time::Duration,
 }
 
 pub struct IndexCache {
@@ -174,7 +176,11 @@ impl IndexCache {
                 return None;
             }
         }
-        match Prepared::open(&path, debug_name, &id.to_string()) {
+        // The index is untrusted input: a panic in its reader is a rejection.
+        let opened =
+            std::panic::catch_unwind(|| Prepared::open(&path, debug_name, &id.to_string()))
+                .unwrap_or(Err(Rejected::Damaged("the reader failed on it")));
+        match opened {
             Ok(p) => {
                 crate::remote::cache::touch(folder, Path::new(&name));
                 Some(Module::Indexed(Box::new(Indexed::new(p, reopen()))))
@@ -240,7 +246,10 @@ impl IndexCache {
             let Some(mut job) = self.job.take().or_else(|| self.start()) else {
                 return;
             };
-            match self.advance(&mut job) {
+            let t = Instant::now();
+            let advanced = self.advance(&mut job);
+            job.longest = job.longest.max(t.elapsed());
+            match advanced {
                 Ok(true) => self.finish(job),
                 Ok(false) => self.job = Some(job),
                 Err(why) => self.say(|| format!("{}: no index ({why})", job.wanted.debug_name)),
@@ -258,6 +267,7 @@ impl IndexCache {
             order: Vec::new(),
             builder: Builder::default(),
             started: Instant::now(),
+            longest: std::time::Duration::ZERO,
         })
     }
 
@@ -423,11 +433,12 @@ impl IndexCache {
             Ok(n) => {
                 self.say(|| {
                     format!(
-                        "{}: index of {} written ({:.1} MB, {:.1} s)",
+                        "{}: index of {} written ({:.1} MB, {:.1} s, longest step {} ms)",
                         w.debug_name,
                         w.debug_file,
                         n as f64 / 1e6,
-                        job.started.elapsed().as_secs_f64()
+                        job.started.elapsed().as_secs_f64(),
+                        job.longest.as_millis()
                     )
                 });
                 self.evict(&folder);
