@@ -71,8 +71,9 @@ struct Job {
     order: Vec<u32>,
     builder: Builder,
     started: Instant,
-    /// The longest step so far: how long a request may wait behind this work.
-    longest: std::time::Duration,
+    /// The longest step so far and what it was: how long a request may wait behind
+    /// this work.
+    longest: (std::time::Duration, &'static str),
 }
 
 pub struct IndexCache {
@@ -247,8 +248,14 @@ impl IndexCache {
                 return;
             };
             let t = Instant::now();
+            let what = match job.phase {
+                Phase::Edges { .. } => "edges",
+                Phase::Lookups { .. } => "lookups",
+            };
             let advanced = self.advance(&mut job);
-            job.longest = job.longest.max(t.elapsed());
+            if t.elapsed() > job.longest.0 {
+                job.longest = (t.elapsed(), what);
+            }
             match advanced {
                 Ok(true) => self.finish(job),
                 Ok(false) => self.job = Some(job),
@@ -267,7 +274,7 @@ impl IndexCache {
             order: Vec::new(),
             builder: Builder::default(),
             started: Instant::now(),
-            longest: std::time::Duration::ZERO,
+            longest: (std::time::Duration::ZERO, ""),
         })
     }
 
@@ -416,6 +423,7 @@ impl IndexCache {
             strings: 0,
         };
         let tmp_name = format!(".{}.tmp-{}", w.name, std::process::id());
+        let writing = Instant::now();
         let written = (|| -> std::io::Result<u64> {
             let tmp = crate::remote::cache::prepare(&folder, Path::new(&tmp_name))?;
             let mut f = crate::remote::cache::create_new(&tmp)?;
@@ -433,12 +441,14 @@ impl IndexCache {
             Ok(n) => {
                 self.say(|| {
                     format!(
-                        "{}: index of {} written ({:.1} MB, {:.1} s, longest step {} ms)",
+                        "{}: index of {} written ({:.1} MB, {:.1} s, longest step {} ms of {}, writing {} ms)",
                         w.debug_name,
                         w.debug_file,
                         n as f64 / 1e6,
                         job.started.elapsed().as_secs_f64(),
-                        job.longest.as_millis()
+                        job.longest.0.as_millis(),
+                        job.longest.1,
+                        writing.elapsed().as_millis()
                     )
                 });
                 self.evict(&folder);

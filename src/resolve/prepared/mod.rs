@@ -34,10 +34,11 @@
 //!   has no line of its own (the row has it);
 //! - `FUNCS`: (base u64, size u64, name u32, 0 u32): the function offset is the address
 //!   minus `base`;
-//! - `STRINGS`: (text block u32, place in it u32); `TEXT_BLOCKS`: the byte offset in
-//!   `TEXTS` of each block (u64); `TEXTS`: the UTF-8 texts in sorted order, front-coded
-//!   in blocks of [`TEXTS_PER_BLOCK`] (`build.rs`, `encode_texts`): C++ names share long
-//!   prefixes.
+//! - `STRINGS`: (text block u32, place in it u32); `TEXT_BLOCKS`: (offset in `TEXTS`
+//!   u64, compressed length u32, length u32) of each block; `TEXTS`: the UTF-8 texts in
+//!   sorted order, front-coded in blocks of [`TEXTS_PER_BLOCK`], each block
+//!   zlib-compressed (`build.rs`, `encode_texts`): C++ names share long prefixes and
+//!   repeat their template arguments.
 //!
 //! [`NONE`] stands for no value. The first three sections are checked whole when the file
 //! is opened; a chunk of the others when an answer first reads it: a request reads a
@@ -75,7 +76,7 @@ const SPARSE_ENTRY: usize = 8;
 const NODES_PER_BLOCK: usize = 16;
 const FUNC: usize = 24;
 const STRING: usize = 8;
-const TEXT_BLOCK_ENTRY: usize = 8;
+const TEXT_BLOCK_ENTRY: usize = 16;
 /// Texts per front-coded block: a text is read after at most this many others' bytes.
 const TEXTS_PER_BLOCK: usize = 16;
 

@@ -202,8 +202,8 @@ impl Prepared {
         Ok((back(chain)?, back(line)?))
     }
 
-    fn text(&self, id: u32, memo: &mut HashMap<u32, Text, Fast>) -> Result<Text, Corrupt> {
-        if let Some(t) = memo.get(&id) {
+    fn text(&self, id: u32, memo: &mut Memo) -> Result<Text, Corrupt> {
+        if let Some(t) = memo.texts.get(&id) {
             return Ok(t.clone());
         }
         let e = self.bytes(STRINGS, id as usize * STRING, STRING)?;
@@ -211,15 +211,8 @@ impl Prepared {
         if place >= TEXTS_PER_BLOCK {
             return Err(Corrupt);
         }
-        let at = |k: usize| -> Result<usize, Corrupt> {
-            if (k + 1) * TEXT_BLOCK_ENTRY > self.dir[TEXT_BLOCKS].1 {
-                return Ok(self.dir[TEXTS].1);
-            }
-            let e = self.bytes(TEXT_BLOCKS, k * TEXT_BLOCK_ENTRY, TEXT_BLOCK_ENTRY)?;
-            usize::try_from(le64(e)).map_err(|_| Corrupt)
-        };
-        let (from, to) = (at(block)?, at(block + 1)?);
-        let mut b = self.bytes(TEXTS, from, to.checked_sub(from).ok_or(Corrupt)?)?;
+        let raw = self.text_block(block as u32, memo)?;
+        let mut b: &[u8] = &raw;
         let mut text: Vec<u8> = Vec::new();
         for _ in 0..=place {
             let shared = usize::try_from(varint(&mut b)?).map_err(|_| Corrupt)?;
@@ -232,15 +225,41 @@ impl Prepared {
             b = &b[rest..];
         }
         let t: Text = std::str::from_utf8(&text).map_err(|_| Corrupt)?.into();
-        memo.insert(id, t.clone());
+        memo.texts.insert(id, t.clone());
         Ok(t)
     }
 
-    fn opt_text(
-        &self,
-        id: u32,
-        memo: &mut HashMap<u32, Text, Fast>,
-    ) -> Result<Option<Text>, Corrupt> {
+    /// Text block `k`, inflated (once per request).
+    fn text_block(&self, k: u32, memo: &mut Memo) -> Result<std::rc::Rc<[u8]>, Corrupt> {
+        if let Some(b) = memo.blocks.get(&k) {
+            return Ok(b.clone());
+        }
+        let e = self.bytes(TEXT_BLOCKS, k as usize * TEXT_BLOCK_ENTRY, TEXT_BLOCK_ENTRY)?;
+        let at = usize::try_from(le64(e)).map_err(|_| Corrupt)?;
+        let (packed, len) = (le32(&e[8..]) as usize, le32(&e[12..]) as usize);
+        let input = self.bytes(TEXTS, at, packed)?;
+        // No more than its compressed bytes could give (zlib's best is about 1032:1): the
+        // length is checked data, but a cap costs nothing.
+        if len > packed.saturating_mul(1032) {
+            return Err(Corrupt);
+        }
+        let mut out = Vec::with_capacity(len);
+        let z = memo
+            .inflater
+            .get_or_insert_with(|| flate2::Decompress::new(true));
+        z.reset(true);
+        let status = z
+            .decompress_vec(input, &mut out, flate2::FlushDecompress::Finish)
+            .map_err(|_| Corrupt)?;
+        if status != flate2::Status::StreamEnd || out.len() != len {
+            return Err(Corrupt);
+        }
+        let block: std::rc::Rc<[u8]> = out.into();
+        memo.blocks.insert(k, block.clone());
+        Ok(block)
+    }
+
+    fn opt_text(&self, id: u32, memo: &mut Memo) -> Result<Option<Text>, Corrupt> {
         (id != NONE).then(|| self.text(id, memo)).transpose()
     }
 
@@ -279,13 +298,13 @@ impl Prepared {
         let mut n = node;
         for _ in 0..MAX_DEPTH {
             let [parent, name, file, line] = self.node(n)?;
-            let file = self.opt_text(file, &mut memo.texts)?;
+            let file = self.opt_text(file, memo)?;
             let line = (line != NONE).then_some(line);
             if parent == NONE {
                 let f = self.bytes(FUNCS, name as usize * FUNC, FUNC)?;
                 let (base, size, fname) = (le64(f), le64(&f[8..]), le32(&f[16..]));
                 return Ok(Symbolized {
-                    function: self.text(fname, &mut memo.texts)?,
+                    function: self.text(fname, memo)?,
                     // The base, to be taken from the address.
                     function_offset: base,
                     function_size: (size != u64::MAX).then_some(size),
@@ -298,7 +317,7 @@ impl Prepared {
                 return Err(Corrupt);
             }
             inlines.push(InlineFrame {
-                function: self.opt_text(name, &mut memo.texts)?,
+                function: self.opt_text(name, memo)?,
                 file,
                 line,
             });
@@ -335,6 +354,10 @@ impl Prepared {
 #[derive(Default)]
 pub struct Memo {
     texts: HashMap<u32, Text, Fast>,
+    /// Text blocks inflated (a request's names come from few of them, many times).
+    blocks: HashMap<u32, std::rc::Rc<[u8]>, Fast>,
+    /// One inflater for them all (a new one allocates and clears its window).
+    inflater: Option<flate2::Decompress>,
     answers: HashMap<u32, Symbolized, Fast>,
 }
 
