@@ -302,14 +302,21 @@ impl IndexCache {
                     return Err(Unfit::TooBig.to_string());
                 }
                 u32::try_from(job.edges.len()).map_err(|_| Unfit::TooBig.to_string())?;
-                let mut order: Vec<(usize, u32)> = job
+                // (unit, index) in one u64: the same sort as the edges' (one copy of it
+                // in the binary).
+                let mut order: Vec<u64> = job
                     .edges
                     .iter()
                     .enumerate()
-                    .map(|(i, &e)| (module.part_of(e).unwrap_or(usize::MAX), i as u32))
+                    .map(|(i, &e)| {
+                        let part = module
+                            .part_of(e)
+                            .map_or(u32::MAX, |p| p.min(u32::MAX as usize - 1) as u32);
+                        u64::from(part) << 32 | i as u64
+                    })
                     .collect();
                 order.sort_unstable();
-                job.order = order.into_iter().map(|(_, i)| i).collect();
+                job.order = order.into_iter().map(|k| k as u32).collect();
                 job.phase = Phase::Lookups { at: 0 };
                 Ok(false)
             }
@@ -323,8 +330,8 @@ impl IndexCache {
                 {
                     end += 1;
                 }
-                let mut these: Vec<u32> = job.order[at..end].to_vec();
-                these.sort_unstable();
+                // Ascending already: one unit's, in the edges' order.
+                let these: Vec<u32> = job.order[at..end].to_vec();
                 self.lookups(job, &these)?;
                 if end == job.order.len() {
                     return Ok(true);
@@ -475,7 +482,7 @@ impl IndexCache {
             })
             .collect();
         let mut total: u64 = files.iter().map(|f| f.1).sum();
-        files.sort();
+        crate::coldsort::sort_by(&mut files, |a, b| a.0.cmp(&b.0));
         for (_, len, path) in files {
             if total <= self.max_bytes {
                 break;

@@ -139,7 +139,19 @@ impl Builder {
     /// Writes the index to `out` (an empty file): rows sorted, a row that repeats the
     /// answer before it dropped. Returns the bytes written.
     pub fn write(mut self, mut meta: Meta, out: &mut std::fs::File) -> std::io::Result<u64> {
-        self.rows.sort_unstable_by_key(|r| r.0);
+        // By start (each start once): sorted as u64 keys with their positions, the sort
+        // the edges already use (one copy of it in the binary).
+        let mut keys: Vec<u64> = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| u64::from(r.0) << 32 | i as u64)
+            .collect();
+        keys.sort_unstable();
+        self.rows = keys
+            .iter()
+            .map(|&k| self.rows[(k & 0xffff_ffff) as usize])
+            .collect();
         self.rows
             .dedup_by(|later, earlier| (later.1, later.2) == (earlier.1, earlier.2));
         meta.rows = self.rows.len() as u64;
@@ -267,7 +279,7 @@ impl Builder {
             &self.blob[at as usize..(at + len) as usize]
         };
         let mut order: Vec<usize> = (0..self.strings.len()).collect();
-        order.sort_unstable_by(|&a, &b| text(a).cmp(text(b)));
+        crate::coldsort::sort_by(&mut order, |&a, &b| text(a).cmp(text(b)));
         let mut strings = vec![[0u32; 2]; self.strings.len()];
         let mut blocks = Vec::with_capacity(order.len().div_ceil(TEXTS_PER_BLOCK));
         let mut out = Vec::with_capacity(self.blob.len() / 3);
