@@ -141,17 +141,12 @@ impl IndexCache {
         let f = self.folder.as_deref()?;
         let root = f.parent()?;
         for dir in [root, f] {
-            if let Ok(m) = dir.symlink_metadata() {
-                if !m.is_dir() || crate::remote::cache::check_root(dir).is_err() {
-                    return None;
-                }
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::MetadataExt;
-                    if m.mode() & 0o022 != 0 {
-                        return None;
-                    }
-                }
+            if let Ok(m) = dir.symlink_metadata()
+                && (!m.is_dir()
+                    || crate::remote::cache::check_root(dir).is_err()
+                    || others_can_write(&m))
+            {
+                return None;
             }
         }
         Some(f)
@@ -491,6 +486,21 @@ impl IndexCache {
                 total -= len;
             }
         }
+    }
+}
+
+/// Whether users other than the owner may write in a folder (never, where there are no
+/// such permission bits).
+fn others_can_write(m: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        m.mode() & 0o022 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        false
     }
 }
 
