@@ -343,3 +343,66 @@ fn an_index_folder_others_can_write_is_not_used() {
     assert!(!s.stderr().contains("prepared index"), "{}", s.stderr());
     std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
 }
+
+/// `/source/v1` and `/asm/v1` read the debug and code files whatever answers
+/// `/symbolicate/v5`: with the module from its index, their answers are the same bytes.
+#[test]
+fn source_and_asm_of_an_indexed_module_are_as_before() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example");
+    let cache = scratch("index-source-asm");
+    let id = "1F888B6846F37DD10B8171FD83CBEC3B0";
+    let launch = || {
+        Server::launch(Launch {
+            args: vec![
+                dir.join("profile.json").to_string_lossy().into_owned(),
+                "--symbol-dir".into(),
+                dir.to_string_lossy().into_owned(),
+            ],
+            env: vec![
+                (
+                    "XDG_CACHE_HOME".into(),
+                    cache.to_string_lossy().into_owned(),
+                ),
+                (
+                    "PROFILER_SYMBOL_SERVER_NO_INDEX_CACHE".into(),
+                    String::new(),
+                ),
+                ("PROFILER_SYMBOL_SERVER_INDEX_MIN_BYTES".into(), "0".into()),
+            ],
+            ..Launch::default()
+        })
+    };
+    let ask = |s: &Server| {
+        let sym = s.post_json(
+            "/symbolicate/v5",
+            &json!({"memoryMap": [["example", id]], "stacks": [[[0, 0x1204], [0, 0x1080], [0, 0x10]]]}),
+        );
+        let asm = s.post_json(
+            "/asm/v1",
+            &json!({"debugName": "example", "debugId": id, "name": "example",
+                    "startAddress": "0x1260", "size": "0x10"}),
+        );
+        let source = s.post_json(
+            "/source/v1",
+            &json!({"debugName": "example", "debugId": id, "moduleOffset": "0x1204",
+                    "file": "./example.c"}),
+        );
+        for r in [&sym, &asm, &source] {
+            assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        }
+        (sym.body, asm.body, source.body)
+    };
+    let s = launch();
+    let first = ask(&s);
+    wait_until(&s, "the example's index written", || {
+        s.stderr().contains("index of")
+    });
+    drop(s);
+    let s = launch();
+    let second = ask(&s);
+    assert!(s.stderr().contains("prepared index"), "{}", s.stderr());
+    assert!(
+        first == second,
+        "answers differ with the module from its index"
+    );
+}
