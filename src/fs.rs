@@ -152,6 +152,16 @@ impl FileStamp {
             inode: (m.dev(), m.ino()),
         }
     }
+
+    /// Its length, modification time, and device and inode (0 where the platform has
+    /// none), for a record kept on disk (the prepared index's sources).
+    pub fn parts(&self) -> (u64, Option<std::time::SystemTime>, (u64, u64)) {
+        #[cfg(unix)]
+        let inode = self.inode;
+        #[cfg(not(unix))]
+        let inode = (0, 0);
+        (self.len, self.modified, inode)
+    }
 }
 
 /// Whether a file may be mapped rather than read into memory: only if nobody but this

@@ -23,7 +23,7 @@ struct Case {
 /// Every ELF case with DWARF of the mini corpus (both compilers, DWARF 4 and 5, zlib
 /// sections, a separate debug file, gcc's `.cold` parts), read from the binary, and each
 /// one's Breakpad `.sym`; the offsets: every byte up to past the last truth address, so
-/// every line row, inlined call and function edge is crossed.
+/// every line row, inlined call and function edge is crossed, and a few past 4 GiB.
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     for file in truth_files("elf") {
@@ -36,7 +36,10 @@ fn cases() -> Vec<Case> {
         let image = t.image();
         let name = image.file_name().unwrap().to_string_lossy().into_owned();
         let last = t.offsets().into_iter().max().unwrap_or(0);
-        let offsets: Vec<u64> = (0..last + 0x200).collect();
+        // And past 4 GiB, where the index leaves the answer to the files.
+        let offsets: Vec<u64> = (0..last + 0x200)
+            .chain([u64::from(u32::MAX), 1 << 32, 1 << 40])
+            .collect();
         out.push(Case {
             label: case.clone(),
             args: vec![
@@ -405,4 +408,38 @@ fn source_and_asm_of_an_indexed_module_are_as_before() {
         first == second,
         "answers differ with the module from its index"
     );
+}
+
+/// Half-written indexes of a process that was killed are removed once they are a day old;
+/// one being written now, and files not named as ours, stay.
+#[test]
+fn a_killed_writers_temp_files_go_when_stale() {
+    let case = &damage_cases()[0];
+    let cache = scratch("index-stale-temp");
+    first_run(case, &cache);
+    let folder = index_folder(&cache);
+    let old = folder.join(".lib.so-ABC0-0123456789abcdef.psidx.tmp-4242");
+    let fresh = folder.join(".lib.so-ABC0-0123456789abcdef.psidx.tmp-4243");
+    let other = folder.join(".someone-else.tmp-4242");
+    for p in [&old, &fresh, &other] {
+        std::fs::write(p, b"half").unwrap();
+    }
+    let two_days_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 24 * 3600);
+    for p in [&old, &other] {
+        std::fs::File::options()
+            .append(true)
+            .open(p)
+            .unwrap()
+            .set_modified(two_days_ago)
+            .unwrap();
+    }
+    // Written again (its index removed), so the folder is bounded again.
+    for p in indexes(&cache) {
+        std::fs::remove_file(p).unwrap();
+    }
+    let s = start(case, &cache, &[]);
+    ask(&s, case);
+    wait_until(&s, "index written", || s.stderr().contains("index of"));
+    assert!(!old.exists(), "a stale temp file stayed");
+    assert!(fresh.exists() && other.exists());
 }

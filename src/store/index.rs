@@ -38,6 +38,11 @@ const MIN_SOURCE_BYTES: u64 = 4 << 20;
 const EDGES_PER_LOOKUP: usize = 8192;
 
 const SUFFIX: &str = ".psidx";
+/// What names an index being written: `.<file name>.tmp-<pid>`.
+const TMP_MARK: &str = ".tmp-";
+/// An index still being written this long after it was started belongs to a process that
+/// was killed (`kill -9`, a crash): removed when the folder is next bounded.
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 /// How the index folder is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +72,8 @@ struct Job {
     wanted: Wanted,
     phase: Phase,
     edges: Vec<u64>,
-    /// Indexes into `edges`, by DWARF unit then offset.
-    order: Vec<u32>,
+    /// (DWARF unit << 32 | index into `edges`), sorted: by unit, then offset.
+    order: Vec<u64>,
     builder: Builder,
     started: Instant,
     /// The longest step so far and what it was: how long a request may wait behind
@@ -195,7 +200,7 @@ impl IndexCache {
         debug_name: &str,
         id: &DebugId,
         candidate: &Path,
-        stamp: Option<Source>,
+        stamp: &crate::fs::FileStamp,
         module: &Rc<LoadedModule>,
     ) {
         if self.mode != IndexMode::ReadWrite
@@ -206,7 +211,9 @@ impl IndexCache {
             return;
         }
         let debug_file = module.local_debug_file().unwrap_or(candidate);
-        let Some(stamp) = stamp else { return };
+        let Some(stamp) = Source::from_stamp(candidate, stamp) else {
+            return;
+        };
         let mut sources = vec![stamp];
         if debug_file != candidate {
             let Some(d) = Source::of(debug_file) else {
@@ -280,7 +287,7 @@ impl IndexCache {
             Phase::Edges { step, steps } => {
                 module
                     .edges_step(step, &mut job.edges)
-                    .map_err(|e| format!("{e:?}"))?;
+                    .map_err(|e| e.to_string())?;
                 if step + 1 < steps {
                     job.phase = Phase::Edges {
                         step: step + 1,
@@ -311,22 +318,21 @@ impl IndexCache {
                     })
                     .collect();
                 order.sort_unstable();
-                job.order = order.into_iter().map(|k| k as u32).collect();
+                job.order = order;
                 job.phase = Phase::Lookups { at: 0 };
                 Ok(false)
             }
             Phase::Lookups { at } => {
-                let part = |i: u32| module.part_of(job.edges[i as usize]);
-                let first = part(job.order[at]);
+                let unit = job.order[at] >> 32;
                 let mut end = at + 1;
                 while end < job.order.len()
                     && end - at < EDGES_PER_LOOKUP
-                    && part(job.order[end]) == first
+                    && job.order[end] >> 32 == unit
                 {
                     end += 1;
                 }
                 // Ascending already: one unit's, in the edges' order.
-                let these: Vec<u32> = job.order[at..end].to_vec();
+                let these: Vec<u32> = job.order[at..end].iter().map(|&k| k as u32).collect();
                 self.lookups(job, &these)?;
                 if end == job.order.len() {
                     return Ok(true);
@@ -424,11 +430,13 @@ impl IndexCache {
             funcs: 0,
             strings: 0,
         };
-        let tmp_name = format!(".{}.tmp-{}", w.name, std::process::id());
+        let tmp_name = format!(".{}{TMP_MARK}{}", w.name, std::process::id());
         let writing = Instant::now();
         let written = (|| -> std::io::Result<u64> {
             let tmp = crate::remote::cache::prepare(&folder, Path::new(&tmp_name))?;
             let mut f = crate::remote::cache::create_new(&tmp)?;
+            // Removed if the process is stopped while it is written.
+            crate::signals::track(&tmp, None);
             let result = job.builder.write(meta, &mut f).and_then(|n| {
                 f.sync_all()?;
                 std::fs::rename(&tmp, &final_path)?;
@@ -437,6 +445,7 @@ impl IndexCache {
             if result.is_err() {
                 let _ = std::fs::remove_file(&tmp);
             }
+            crate::signals::untrack(&tmp);
             result
         })();
         match written {
@@ -460,8 +469,21 @@ impl IndexCache {
     }
 
     /// Removes the least recently used indexes past the bound (only files that start
-    /// with the format's magic: ours).
+    /// with the format's magic: ours), and indexes a killed process left half-written.
     fn evict(&self, folder: &Path) {
+        for e in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if is_stale_tmp(&name)
+                && let Ok(m) = e.path().symlink_metadata()
+                && m.is_file()
+                && m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > STALE_TMP)
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
         let Ok(dir) = std::fs::read_dir(folder) else {
             return;
         };
@@ -502,6 +524,14 @@ fn others_can_write(m: &std::fs::Metadata) -> bool {
         let _ = m;
         false
     }
+}
+
+/// Whether `name` is one of our temp files: `.<name>.psidx.tmp-<pid>`.
+fn is_stale_tmp(name: &str) -> bool {
+    name.starts_with('.')
+        && name
+            .split_once(&format!("{SUFFIX}{TMP_MARK}"))
+            .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn is_ours(path: &Path) -> bool {

@@ -418,9 +418,8 @@ impl SymbolStore {
         for e in &self.cache {
             if let Module::Indexed(m) = &**e.module
                 && m.is_broken()
-                && let Some((path, _)) = &e.source
+                && let Some((path, stamp)) = &e.source
             {
-                let stamp = crate::resolve::prepared::Source::of(path);
                 self.index
                     .offer(&e.debug_name, &e.breakpad_id, path, stamp, &e.module);
             }
@@ -514,11 +513,6 @@ impl SymbolStore {
         for step in steps {
             let mut from_profile = false;
             // Stamped before it is read: a change while it is read shows as one later.
-            let mut stamp_before = match &step {
-                Step::Local(Candidate::File(path)) => crate::resolve::prepared::Source::of(path),
-                _ => None,
-            };
-            let origin_is_local = matches!(step, Step::Local(Candidate::File(_)));
             let mut source = match &step {
                 Step::Local(Candidate::File(path)) => {
                     crate::fs::FileStamp::of(path).map(|s| (path.clone(), s))
@@ -588,8 +582,9 @@ impl SymbolStore {
                 },
             };
             let module = Rc::new(LoadedModule::new(module, origin, from_profile));
-            if origin_is_local && let Some((path, _)) = &source {
-                let stamp = stamp_before.take();
+            // A local file, stamped before it was read (a fallback without debug info
+            // earns no index).
+            if let Some((path, stamp)) = &source {
                 self.index.offer(debug_name, id, path, stamp, &module);
             }
             self.insert(debug_name, id, module.clone(), source);

@@ -15,6 +15,15 @@ pub enum NoEdges {
     Unreadable,
 }
 
+impl std::fmt::Display for NoEdges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoEdges::Split => "split DWARF: its DIEs are in .dwo files",
+            NoEdges::Unreadable => "a unit of its debug info could not be read",
+        })
+    }
+}
+
 impl From<gimli::Error> for NoEdges {
     fn from(_: gimli::Error) -> NoEdges {
         NoEdges::Unreadable

@@ -219,25 +219,18 @@ impl Source {
     /// The file at `path` as it is now; `None` when it cannot be read or its path is not
     /// UTF-8 (then no index is kept for it).
     pub fn of(path: &std::path::Path) -> Option<Source> {
-        let m = std::fs::metadata(path).ok()?;
-        if !m.is_file() {
-            return None;
-        }
-        let modified_ns = m
-            .modified()
-            .ok()
+        Source::from_stamp(path, &crate::fs::FileStamp::of(path)?)
+    }
+
+    /// The file at `path` as `stamp` saw it (taken before the file was read).
+    pub fn from_stamp(path: &std::path::Path, stamp: &crate::fs::FileStamp) -> Option<Source> {
+        let (len, modified, (dev, ino)) = stamp.parts();
+        let modified_ns = modified
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map(|d| d.as_nanos() as i128);
-        #[cfg(unix)]
-        let (dev, ino) = {
-            use std::os::unix::fs::MetadataExt;
-            (m.dev(), m.ino())
-        };
-        #[cfg(not(unix))]
-        let (dev, ino) = (0, 0);
         Some(Source {
             path: path.to_str()?.to_string(),
-            len: m.len(),
+            len,
             modified_ns,
             dev,
             ino,

@@ -138,7 +138,7 @@ impl Prepared {
 
     /// Bytes of memory held (the mapping's pages are the page cache's).
     pub fn cost(&self) -> u64 {
-        (self.data.owned_len() + self.hashes.len() * 8 + self.sparse.len() * 4) as u64
+        (self.data.owned_len() + self.hashes.len() * 8 + self.sparse.len() * SPARSE_ENTRY) as u64
     }
 
     /// `len` bytes at `at` of big section `k`, each chunk they touch checked first.
@@ -292,7 +292,8 @@ impl Prepared {
         Ok(out)
     }
 
-    /// The answer of node `node` without its function offset (0).
+    /// The answer of node `node`, its function's base where the function offset goes (the
+    /// caller takes it from the address).
     fn answer(&self, node: u32, memo: &mut Memo) -> Result<Symbolized, Corrupt> {
         let mut inlines = Vec::new();
         let mut n = node;
@@ -361,7 +362,10 @@ pub struct Memo {
     answers: HashMap<u32, Symbolized, Fast>,
 }
 
-/// A LEB128 number taken from the front of `b`.
+/// A LEB128 number taken from the front of `b`. Not gimli's reader, which the DWARF path
+/// uses: through an `EndianSlice` per number, a 100 000-address request from an index
+/// took 10 % longer (measured: 288-304 → 322-332 ms task-clock, three alternating pairs
+/// of `perf stat -r 7 … query` of samply's `.sym` index, 100 000 addresses).
 fn varint(b: &mut &[u8]) -> Result<u64, Corrupt> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
